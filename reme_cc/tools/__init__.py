@@ -1,0 +1,157 @@
+"""The one tool registry. Every operation is defined once here and exposed three ways:
+an MCP tool (server.py), a CLI subcommand (cli.py) and an in-process Agent SDK tool (memory/agent.py).
+
+A tool is a function ``fn(ctx, params) -> result`` where ``params`` is a pydantic model (its JSON
+schema is the MCP input schema; its fields become CLI options) and ``result`` is a ``ToolResult``
+(``.text()`` is the human/MCP text form, ``model_dump()`` the ``--json`` form).
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Generic, TypeVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from ..config import Config
+from ..errors import InvalidInputError
+from ..workspace import Workspace
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..index import Index
+
+
+class Params(BaseModel):
+    """Base for tool parameters: unknown arguments are an error, not silently dropped."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class ToolResult(BaseModel):
+    """Base for tool results."""
+
+    def text(self) -> str:  # human / MCP text form; subclasses override
+        return self.model_dump_json(indent=2)
+
+
+class TextResult(ToolResult):
+    message: str
+
+    def text(self) -> str:
+        return self.message
+
+
+P = TypeVar("P", bound=Params)
+
+
+@dataclass(frozen=True)
+class Tool(Generic[P]):
+    name: str
+    description: str
+    params: type[P]
+    fn: Callable[["Context", P], ToolResult]
+    read_only: bool = False
+    destructive: bool = False
+    idempotent: bool = False
+    # CLI: names of params given positionally, in order (``reme-cc move SRC DST``)
+    positional: tuple[str, ...] = ()
+
+    def validate(self, arguments: dict[str, Any] | None) -> P:
+        try:
+            return self.params.model_validate(arguments or {})
+        except ValidationError as exc:
+            raise InvalidInputError(f"{self.name}: {format_validation_error(exc)}") from None
+
+    def run(self, ctx: "Context", arguments: dict[str, Any] | P | None) -> ToolResult:
+        params = arguments if isinstance(arguments, self.params) else self.validate(arguments)  # type: ignore[arg-type]
+        return self.fn(ctx, params)  # type: ignore[arg-type]
+
+    @property
+    def cli_name(self) -> str:
+        return self.name.replace("_", "-")
+
+
+REGISTRY: dict[str, Tool[Any]] = {}
+
+
+def tool(
+    name: str,
+    description: str,
+    *,
+    read_only: bool = False,
+    destructive: bool = False,
+    idempotent: bool = False,
+    positional: tuple[str, ...] = (),
+) -> Callable[[Callable[["Context", P], ToolResult]], Callable[["Context", P], ToolResult]]:
+    """Register ``fn`` as a tool. The params model is taken from its second argument's annotation."""
+
+    def decorate(fn: Callable[["Context", P], ToolResult]) -> Callable[["Context", P], ToolResult]:
+        import typing
+
+        hints = typing.get_type_hints(fn)
+        params_type = hints.get("params")
+        if params_type is None or not issubclass(params_type, Params):
+            raise TypeError(f"tool {name}: the second argument must be named `params` and typed as a Params model")
+        if name in REGISTRY:
+            raise ValueError(f"tool {name} registered twice")
+        REGISTRY[name] = Tool(name, description.strip(), params_type, fn, read_only, destructive, idempotent, positional)
+        return fn
+
+    return decorate
+
+
+def format_validation_error(exc: ValidationError) -> str:
+    parts = []
+    for err in exc.errors():
+        loc = ".".join(str(x) for x in err.get("loc", ())) or "arguments"
+        msg = err.get("msg", "invalid")
+        if err.get("type") == "extra_forbidden":
+            msg = "unknown argument"
+        parts.append(f"{loc}: {msg}")
+    return "; ".join(parts)
+
+
+@dataclass
+class Context:
+    """What a tool runs against: the workspace, its settings and (lazily) its index."""
+
+    workspace: Workspace
+    config: Config = field(default_factory=Config)
+    _index: "Index | None" = None
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+
+    @classmethod
+    def open(cls, root: str | None = None, config: Config | None = None) -> "Context":
+        ws = Workspace(root)
+        return cls(ws, config or Config.load(ws.root))
+
+    @property
+    def index(self) -> "Index":
+        with self._lock:
+            if self._index is None:
+                from ..index import Index
+
+                self._index = Index(self.workspace, self.config)
+            return self._index
+
+    @property
+    def has_index(self) -> bool:
+        return self._index is not None
+
+    def changed(self, *paths: str) -> None:
+        """Tell the index that these workspace paths were written, moved or deleted."""
+        if paths:
+            self.index.update_paths(list(paths))
+
+    def close(self) -> None:
+        if self._index is not None:
+            self._index.close()
+            self._index = None
+
+
+def all_tools() -> dict[str, Tool[Any]]:
+    """The registry with every tool module imported."""
+    from . import daily, files, graph, search, system  # noqa: F401  (registration side effect)
+
+    return REGISTRY

@@ -1,0 +1,265 @@
+"""The workspace: the user's memory folder, its layers, safe path resolution and atomic writes.
+
+Standard library only: the Stop/SessionEnd hooks use this module with the system python3.
+Every path a tool receives is workspace-relative POSIX (``daily/2026-06-20/x.md``); anything
+that would resolve outside the workspace is refused before a byte is read or written.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import fcntl
+import os
+import re
+import tempfile
+import time
+from pathlib import Path, PurePosixPath
+from typing import Iterator
+
+from .errors import LockedError, NotFoundError, PathError, ReMeError
+
+LAYERS = (
+    "session/claude_code",
+    "session/dialog",
+    "resource",
+    "daily",
+    "digest/personal",
+    "digest/procedure",
+    "digest/wiki",
+    "metadata",
+    "mem_session",
+)
+DIGEST_BUCKETS = ("personal", "procedure", "wiki")
+DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+# Names Windows cannot hold; refused everywhere so a workspace stays portable.
+_WINDOWS_RESERVED = {"con", "prn", "aux", "nul"} | {f"com{i}" for i in range(1, 10)} | {
+    f"lpt{i}" for i in range(1, 10)
+}
+_MAX_COMPONENT_BYTES = 255
+
+
+def default_root() -> Path:
+    """REME_WORKSPACE, else the plugin option, else ~/.reme."""
+    for var in ("REME_WORKSPACE", "CLAUDE_PLUGIN_OPTION_WORKSPACE"):
+        value = os.environ.get(var, "").strip()
+        if value:
+            return Path(os.path.expanduser(value))
+    return Path.home() / ".reme"
+
+
+def validate_component(name: str) -> str:
+    """Check one path component (a file or folder name); return it unchanged or raise PathError."""
+    if not name or name in (".", ".."):
+        raise PathError(f"invalid path component {name!r}: use a plain file or folder name")
+    if "\x00" in name:
+        raise PathError("path contains a NUL byte; remove it")
+    if "/" in name or "\\" in name:
+        raise PathError(f"invalid name {name!r}: a name cannot contain '/' or '\\'")
+    if any(ord(c) < 32 for c in name):
+        raise PathError(f"invalid name {name!r}: control characters are not allowed")
+    stem = name.split(".", 1)[0].strip().lower()
+    if stem in _WINDOWS_RESERVED:
+        raise PathError(f"invalid name {name!r}: {stem.upper()} is a reserved device name on Windows")
+    if name.endswith((" ", ".")):
+        raise PathError(f"invalid name {name!r}: names cannot end with a space or a dot")
+    if any(c in name for c in '<>:"|?*'):
+        raise PathError(f"invalid name {name!r}: the characters <>:\"|?* are not allowed")
+    if len(name.encode("utf-8")) > _MAX_COMPONENT_BYTES:
+        raise PathError(f"name too long ({len(name.encode())} bytes, max {_MAX_COMPONENT_BYTES}): shorten it")
+    return name
+
+
+class Workspace:
+    """A memory workspace rooted at ``root``. Layers are created on first use."""
+
+    def __init__(self, root: str | os.PathLike[str] | None = None, *, create: bool = True):
+        path = Path(os.path.expanduser(str(root))) if root else default_root()
+        if "\x00" in str(path):
+            raise PathError("workspace path contains a NUL byte")
+        self.root = path.absolute()
+        if create:
+            self.ensure_layers()
+        elif not self.root.is_dir():
+            raise NotFoundError(f"workspace {self.root} does not exist; run `reme-cc init` or set REME_WORKSPACE")
+        self.root = self.root.resolve()
+
+    def __repr__(self) -> str:
+        return f"Workspace({str(self.root)!r})"
+
+    # ---- layers -------------------------------------------------------------------------------
+    def ensure_layers(self) -> None:
+        try:
+            for layer in LAYERS:
+                (self.root / layer).mkdir(parents=True, exist_ok=True)
+            (self.root / "metadata" / "logs").mkdir(parents=True, exist_ok=True)
+        except PermissionError as exc:
+            raise ReMeError(
+                f"cannot create the workspace at {self.root}: permission denied; "
+                "choose a writable folder with REME_WORKSPACE or --workspace"
+            ) from exc
+        except OSError as exc:
+            raise ReMeError(f"cannot create the workspace at {self.root}: {exc.strerror}") from exc
+
+    @property
+    def metadata(self) -> Path:
+        return self.root / "metadata"
+
+    @property
+    def logs(self) -> Path:
+        return self.root / "metadata" / "logs"
+
+    # ---- paths --------------------------------------------------------------------------------
+    def normalize(self, rel: str, *, allow_root: bool = False) -> str:
+        """Validate a workspace-relative path and return its canonical POSIX form.
+
+        Refuses empty paths, absolute paths, ``~``, ``..``, NUL bytes, backslashes and reserved names.
+        """
+        if not isinstance(rel, str):
+            raise PathError("path must be a string")
+        if "\x00" in rel:
+            raise PathError("path contains a NUL byte; remove it")
+        text = rel.strip()
+        if text in ("", ".", "./"):
+            if allow_root:
+                return ""
+            raise PathError("path is empty: give a workspace-relative path such as daily/2026-06-20/note.md")
+        if "\\" in text:
+            raise PathError(f"path {rel!r} uses '\\': use '/' as the separator")
+        if text.startswith("/") or re.match(r"^[A-Za-z]:", text):
+            raise PathError(f"path {rel!r} is absolute: give a path relative to the workspace {self.root}")
+        if text.startswith("~"):
+            raise PathError(f"path {rel!r} starts with '~': give a path relative to the workspace")
+        parts = [p for p in PurePosixPath(text).parts if p not in ("", ".")]
+        if any(p == ".." for p in parts):
+            raise PathError(f"path {rel!r} contains '..': paths must stay inside the workspace")
+        for part in parts:
+            validate_component(part)
+        return "/".join(parts)
+
+    def resolve(self, rel: str, *, allow_root: bool = False) -> Path:
+        """Absolute path for a workspace-relative one; refuses anything that escapes the workspace,
+        including through a symlink anywhere along the way."""
+        norm = self.normalize(rel, allow_root=allow_root)
+        target = self.root / norm if norm else self.root
+        real = Path(os.path.realpath(target))
+        if real != self.root and self.root not in real.parents:
+            raise PathError(f"path {rel!r} resolves outside the workspace (through a symlink); refused")
+        return target
+
+    def relpath(self, path: str | os.PathLike[str]) -> str:
+        """Workspace-relative POSIX path of an absolute path inside the workspace."""
+        p = Path(path)
+        if not p.is_absolute():
+            p = self.root / p
+        try:
+            return p.relative_to(self.root).as_posix()
+        except ValueError:
+            real = Path(os.path.realpath(p))
+            try:
+                return real.relative_to(self.root).as_posix()
+            except ValueError:
+                raise PathError(f"{path} is outside the workspace {self.root}") from None
+
+    def exists(self, rel: str) -> bool:
+        return self.resolve(rel).exists()
+
+    # ---- reading ------------------------------------------------------------------------------
+    def read_bytes(self, rel: str) -> bytes:
+        path = self.resolve(rel)
+        if path.is_dir():
+            raise PathError(f"{rel} is a folder, not a file; use list to see its contents")
+        try:
+            return path.read_bytes()
+        except FileNotFoundError:
+            raise NotFoundError(f"{rel} does not exist; use list to see what is there") from None
+        except PermissionError:
+            raise ReMeError(f"cannot read {rel}: permission denied") from None
+
+    # ---- writing ------------------------------------------------------------------------------
+    def write_bytes(self, rel: str, data: bytes) -> Path:
+        """Atomically replace ``rel`` with ``data`` (temp file in the same folder, fsync, rename,
+        fsync the folder). A crash leaves either the old file or the new one, never a mix."""
+        path = self.resolve(rel)
+        if path.is_dir():
+            raise PathError(f"{rel} is a folder; cannot write a file there")
+        atomic_write(path, data)
+        return path
+
+    def write_text(self, rel: str, text: str) -> Path:
+        return self.write_bytes(rel, text.encode("utf-8"))
+
+    # ---- locks --------------------------------------------------------------------------------
+    def lock_path(self, name: str) -> Path:
+        return self.metadata / "locks" / f"{validate_component(name)}.lock"
+
+    def lock(self, name: str, timeout: float = 30.0) -> contextlib.AbstractContextManager[None]:
+        """A named inter-process lock under metadata/locks/ (flock: released by the OS if the
+        holder dies, so a killed process never blocks the next one)."""
+        return file_lock(self.lock_path(name), timeout)
+
+
+def atomic_write(path: Path, data: bytes) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name[:60]}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as fh:
+            fh.write(data)
+            fh.flush()
+            os.fsync(fh.fileno())
+        if path.exists():
+            with contextlib.suppress(OSError):
+                os.chmod(tmp, path.stat().st_mode & 0o7777)
+        os.replace(tmp, path)
+    except BaseException as exc:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp)
+        if isinstance(exc, OSError):
+            raise _os_error(exc, path) from exc
+        raise
+    fsync_dir(path.parent)
+
+
+def fsync_dir(folder: Path) -> None:
+    with contextlib.suppress(OSError):
+        dfd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(dfd)
+        finally:
+            os.close(dfd)
+
+
+def _os_error(exc: OSError, path: Path) -> ReMeError:
+    if exc.errno == errno.ENOSPC:
+        return ReMeError(f"cannot write {path.name}: the disk is full; free some space and retry (nothing was changed)")
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return ReMeError(f"cannot write {path.name}: permission denied (nothing was changed)")
+    if exc.errno == errno.EROFS:
+        return ReMeError(f"cannot write {path.name}: the workspace is on a read-only filesystem")
+    return ReMeError(f"cannot write {path.name}: {exc.strerror or exc}")
+
+
+@contextlib.contextmanager
+def file_lock(path: Path, timeout: float = 30.0, poll: float = 0.05) -> Iterator[None]:
+    """Exclusive flock on ``path``; raises LockedError after ``timeout`` seconds (0 = try once)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise LockedError(
+                        f"{path.name} is held by another reme process; wait for it to finish and retry"
+                    ) from None
+                time.sleep(poll)
+        try:
+            yield
+        finally:
+            fcntl.flock(fd, fcntl.LOCK_UN)
+    finally:
+        os.close(fd)
