@@ -1,0 +1,7 @@
+"""`python -m reme_cc` is the `reme-cc` command."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())

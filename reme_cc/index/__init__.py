@@ -1,0 +1,561 @@
+"""The Index facade: one object per process over the derived index in ``metadata/``.
+
+Files are the truth; this is a cache of them. ``sync`` compares the layers with the catalog
+(cheap stat walk, at most once a second before a query), ``update_paths`` re-indexes what a tool
+just wrote. Writers serialise on ``metadata/index.lock``; readers use SQLite's WAL snapshots and
+reload the faiss vectors when the generation counter in the database moves.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import json
+import os
+import resource
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Iterator
+
+from ..config import Config
+from ..errors import InvalidInputError, ReMeError
+from ..workspace import Workspace
+from . import catalog, embedder as emb
+from .catalog import index_log
+from .sync import SyncReport, apply_changes, walk, wants_chunks
+from .vectors import VectorStore
+
+__all__ = [
+    "Index", "SyncReport", "FileRecord", "LinkRecord", "Neighbor", "Hit", "SearchResponse", "NodeHit",
+    "Graph", "GraphNode", "GraphEdge",
+]
+
+SYNC_INTERVAL = 1.0  # seconds between stat walks before queries (freshness target is 2 s)
+EMBED_BATCH = 8
+
+
+@dataclass
+class FileRecord:
+    path: str
+    mtime_ns: int
+    size: int
+    hash: str | None
+    name: str | None
+    description: str | None
+    extra: dict[str, Any]
+    date: str | None
+    indexed: bool
+
+
+@dataclass
+class LinkRecord:
+    source: str
+    target: str             # as written in the wikilink
+    resolved_path: str | None  # workspace path it resolves to (None = dangling/ambiguous)
+    anchor: str | None
+    alias: str | None
+    embed: bool
+    predicate: str | None
+    line: int
+    how: str                # exact | stem | ambiguous | missing
+
+
+@dataclass
+class Neighbor:
+    path: str
+    name: str | None
+    description: str | None
+    predicate: str | None
+    exists: bool
+
+
+@dataclass
+class Hit:
+    path: str
+    start_line: int
+    end_line: int
+    score: float
+    vector: float
+    keyword: float
+    text: str
+    outlinks: list[Neighbor] = field(default_factory=list)
+    inlinks: list[Neighbor] = field(default_factory=list)
+    outlinks_total: int = 0
+    inlinks_total: int = 0
+
+
+@dataclass
+class SearchResponse:
+    results: list[Hit]
+    counts: dict[str, int]
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
+class NodeHit:
+    path: str
+    name: str | None
+    description: str | None
+    score: float
+
+
+@dataclass
+class GraphNode:
+    path: str
+    name: str | None
+    description: str | None
+    exists: bool
+    depth: int
+
+
+@dataclass
+class GraphEdge:
+    source: str
+    target: str
+    predicate: str | None
+    anchor: str | None
+    alias: str | None
+    line: int
+    resolved: bool
+
+
+@dataclass
+class Graph:
+    nodes: list[GraphNode]
+    edges: list[GraphEdge]
+
+
+class _NoLock:
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+
+class Index:
+    def __init__(self, ws: Workspace, config: Config, *, background_embedding: bool = True):
+        self.ws = ws
+        self.config = config
+        self.metadata = ws.metadata
+        self.background_embedding = background_embedding
+        self._rlock = threading.RLock()  # one sqlite connection per Index, shared by threads
+        self._conn, self.mode = catalog.connect(self.metadata)
+        self._writer = self._make_lock()
+        self._last_sync = 0.0
+        self._closed = False
+        self.model_id = emb.model_id_for(config)  # validates config.embedding early
+        self._query_embedder: emb.Embedder | None = None
+        self._embed_error: str | None = None
+        self._vectors = VectorStore(self.metadata, self.model_id, None) if self.model_id else None
+        self._embed_thread: threading.Thread | None = None
+        self._embed_wake = threading.Event()
+        self._stop = threading.Event()
+        if self.model_id and self.mode == "rw":
+            with self._guard():
+                catalog.set_meta(self._conn, "model", self.model_id)
+
+    # ---- plumbing ---------------------------------------------------------------------------------
+    def _make_lock(self) -> Any:
+        if self.mode != "rw":
+            return _NoLock()
+        from filelock import FileLock
+
+        return FileLock(str(self.metadata / "index.lock"), timeout=60)
+
+    @contextlib.contextmanager
+    def _guard(self) -> Iterator[sqlite3.Connection]:
+        """Run against the connection; a damaged database is rebuilt once, transparently."""
+        if self._closed:
+            raise ReMeError("the index is closed")
+        with self._rlock:
+            try:
+                yield self._conn
+            except sqlite3.DatabaseError as exc:
+                if not catalog.is_damage(exc) or self.mode != "rw":
+                    raise ReMeError(f"index database error: {exc}; run `reme-cc reindex`") from None
+                self._rebuild_after_damage(str(exc))
+                raise _Retry() from None
+
+    def _rebuild_after_damage(self, why: str) -> None:
+        index_log(self.metadata, f"index database damaged ({why}): rebuilding the index")
+        with self._writer:
+            with contextlib.suppress(sqlite3.Error):
+                self._conn.close()
+            catalog.remove_db_files(self.metadata)
+            self._conn, self.mode = catalog.connect(self.metadata)
+        self._last_sync = 0.0
+        if self._vectors is not None:
+            self._vectors = VectorStore(self.metadata, self.model_id or "", None)
+
+    def _run(self, fn: Callable[[sqlite3.Connection], Any]) -> Any:
+        for attempt in range(2):
+            try:
+                with self._guard() as conn:
+                    return fn(conn)
+            except _Retry:
+                if attempt:
+                    raise ReMeError("the index database keeps failing; delete metadata/index.sqlite") from None
+                self.sync(force=True)
+        raise AssertionError("unreachable")
+
+    # ---- sync ------------------------------------------------------------------------------------
+    def sync(self, force: bool = False) -> SyncReport:
+        """Bring the index up to date with the files (incremental; cheap when nothing changed)."""
+        t0 = time.perf_counter()
+        report = SyncReport()
+        if self.mode == "ro":
+            return report
+        disk = walk(self.ws.root)
+
+        def diff(conn: sqlite3.Connection) -> dict[str, tuple[int, int] | None]:
+            todo: dict[str, tuple[int, int] | None] = {}
+            seen = set()
+            for path, mtime_ns, size, indexed in conn.execute("SELECT path, mtime_ns, size, indexed FROM files"):
+                seen.add(path)
+                st = disk.get(path)
+                if st is None:
+                    todo[path] = None
+                elif st != (mtime_ns, size) or bool(indexed) != wants_chunks(path, size, self.config):
+                    todo[path] = st
+            for path, st in disk.items():
+                if path not in seen:
+                    todo[path] = st
+            return todo
+
+        todo = self._run(diff)
+        if todo:
+            self._write(todo, set(disk), report)
+        self._last_sync = time.monotonic()
+        report.seconds = time.perf_counter() - t0
+        return report
+
+    def _write(self, todo: dict[str, tuple[int, int] | None], all_paths: set[str], report: SyncReport,
+               progress: Callable[[int, int], None] | None = None) -> None:
+        def do(conn: sqlite3.Connection) -> None:
+            with self._writer:
+                apply_changes(conn, self.ws.root, self.config, todo, all_paths, report, progress)
+
+        try:
+            self._run(do)
+        except OSError as exc:  # lock file on a read-only filesystem, etc.
+            raise ReMeError(f"cannot update the index in {self.metadata}: {exc.strerror or exc}") from None
+        if report.touched or report.chunks:
+            self._kick_embedding()
+
+    def maybe_sync(self) -> None:
+        if time.monotonic() - self._last_sync >= SYNC_INTERVAL:
+            self.sync()
+
+    def update_paths(self, paths: list[str]) -> None:
+        """Re-index these workspace paths now (written, moved or deleted by a tool)."""
+        if self.mode == "ro" or not paths:
+            return
+        todo: dict[str, tuple[int, int] | None] = {}
+        for rel in paths:
+            rel = self.ws.normalize(rel)
+            target = self.ws.root / rel
+            if target.is_dir():  # a moved/deleted folder: everything under it
+                for sub, st in walk_under(self.ws.root, rel).items():
+                    todo[sub] = st
+                for sub in self._run(lambda c: [r[0] for r in c.execute(
+                        "SELECT path FROM files WHERE path LIKE ? ESCAPE '\\'", (_like_prefix(rel),))]):
+                    todo.setdefault(sub, None)
+                continue
+            if not rel.startswith(("daily/", "digest/", "resource/", "session/")) or os.path.basename(rel).startswith("."):
+                continue
+            try:
+                st = target.stat()
+                todo[rel] = (st.st_mtime_ns, st.st_size)
+            except FileNotFoundError:
+                todo[rel] = None
+                for sub in self._run(lambda c: [r[0] for r in c.execute(
+                        "SELECT path FROM files WHERE path LIKE ? ESCAPE '\\'", (_like_prefix(rel),))]):
+                    todo.setdefault(sub, None)
+        if not todo:
+            return
+        known = set(self._run(lambda c: [r[0] for r in c.execute("SELECT path FROM files")]))
+        all_paths = (known | {p for p, st in todo.items() if st is not None}) - {p for p, st in todo.items() if st is None}
+        self._write(todo, all_paths, SyncReport())
+
+    def reindex(self, progress: Callable[[int, int], None] | None = None) -> SyncReport:
+        """Wipe the derived index (keeping the embedding cache, keyed by content) and rebuild it."""
+        if self.mode == "ro":
+            raise ReMeError("the workspace is read-only: cannot rebuild its index")
+        t0 = time.perf_counter()
+
+        def wipe(conn: sqlite3.Connection) -> None:
+            with self._writer:
+                conn.execute("BEGIN IMMEDIATE")
+                for table in ("files", "chunks", "chunks_fts", "links", "nodes_fts"):
+                    conn.execute(f"DELETE FROM {table}")
+                catalog.bump_generation(conn)
+                conn.execute("COMMIT")
+                for f in self.metadata.glob("vectors-*"):
+                    with contextlib.suppress(OSError):
+                        f.unlink()
+
+        self._run(wipe)
+        if self._vectors is not None:
+            self._vectors = VectorStore(self.metadata, self.model_id or "", None)
+        disk = walk(self.ws.root)
+        report = SyncReport()
+        if progress:
+            progress(0, len(disk))
+        self._write(dict(disk), set(disk), report, progress)
+        self._last_sync = time.monotonic()
+        report.seconds = time.perf_counter() - t0
+        return report
+
+    # ---- embeddings --------------------------------------------------------------------------------
+    def _kick_embedding(self) -> None:
+        if not self.model_id or not self.background_embedding or self.mode == "ro":
+            return
+        self._embed_wake.set()
+        if self._embed_thread is None or not self._embed_thread.is_alive():
+            self._embed_thread = threading.Thread(target=self._embed_loop, name="reme-embed", daemon=True)
+            self._embed_thread.start()
+
+    def _embed_loop(self) -> None:
+        while not self._stop.is_set():
+            self._embed_wake.clear()
+            try:
+                self.embed_pending(stop=self._stop)
+            except Exception as exc:  # noqa: BLE001 - background: record, retry on next change
+                self._embed_error = str(exc)
+                index_log(self.metadata, f"embedding failed: {exc}")
+            self._embed_wake.wait(timeout=30.0)
+
+    def embed_pending(self, limit: int | None = None, stop: threading.Event | None = None) -> int:
+        """Embed chunks that have no vector for the current model yet, in small batches (one
+        process at a time, on metadata/embed.lock). Returns how many chunks were embedded."""
+        if not self.model_id or self.mode == "ro":
+            return 0
+        from filelock import FileLock, Timeout
+
+        if self.mode == "memory":
+            lock: Any = _NoLock()
+        else:
+            lock = FileLock(str(self.metadata / "embed.lock"), timeout=0)
+        try:
+            with lock:
+                model = self._get_embedder("passage")
+                conn = self._conn if self.mode == "memory" else _open_rw(self.metadata)
+                done = 0
+                try:
+                    while (limit is None or done < limit) and not (stop and stop.is_set()):
+                        with (self._rlock if self.mode == "memory" else _NoLock()):
+                            rows = conn.execute(
+                                "SELECT c.hash, MIN(c.text) FROM chunks c LEFT JOIN embeddings e "
+                                "ON e.model = ? AND e.hash = c.hash WHERE e.hash IS NULL GROUP BY c.hash LIMIT ?",
+                                (self.model_id, EMBED_BATCH),
+                            ).fetchall()
+                        if not rows:
+                            break
+                        vecs = model.passages([r[1] for r in rows])
+                        with (self._rlock if self.mode == "memory" else _NoLock()):
+                            conn.execute("BEGIN IMMEDIATE")
+                            conn.executemany(
+                                "INSERT OR IGNORE INTO embeddings(model, hash, vector) VALUES (?,?,?)",
+                                [(self.model_id, r[0], vecs[i].astype("float32").tobytes()) for i, r in enumerate(rows)],
+                            )
+                            catalog.bump_generation(conn)
+                            conn.execute("COMMIT")
+                        done += len(rows)
+                finally:
+                    if conn is not self._conn:
+                        conn.close()
+                if done and self._vectors is not None:
+                    self._refresh_vectors()
+                    self._vectors.save(self._generation())
+                return done
+        except Timeout:
+            return 0  # another process is embedding; its vectors reach us through the generation
+
+    def _get_embedder(self, role: str) -> emb.Embedder:
+        # Queries get their own model handle so a running background batch never delays a search.
+        attr = "_query_embedder" if role == "query" else "_passage_embedder"
+        with self._rlock:
+            model = getattr(self, attr, None)
+            if model is None:
+                model = emb.make_embedder(self.config)
+                setattr(self, attr, model)
+            return model  # type: ignore[return-value]
+
+    def _generation(self) -> int:
+        return self._run(catalog.generation)
+
+    def _refresh_vectors(self) -> None:
+        if self._vectors is None:
+            return
+        gen = self._generation()
+        with self._rlock:
+            self._vectors.refresh(self._conn, gen)
+
+    # ---- queries ---------------------------------------------------------------------------------
+    def search(self, query: str, limit: int = 5, min_score: float = 0.0, start_date: str | None = None,
+               end_date: str | None = None) -> SearchResponse:
+        from .search import run_search
+
+        return run_search(self, query, limit, min_score, start_date, end_date)
+
+    def traverse(self, seeds: list[str], depth: int = 1, direction: str = "both") -> Graph:
+        from .graph import traverse
+
+        self.maybe_sync()
+        return self._run(lambda conn: traverse(self, conn, seeds, depth, direction))
+
+    def node_search(self, query: str, limit: int = 20) -> list[NodeHit]:
+        from . import keyword
+
+        if not isinstance(query, str) or not query.strip():
+            raise InvalidInputError("node_search: query is empty; give a name or a few words")
+        if not 1 <= limit <= 200:
+            raise InvalidInputError(f"node_search: limit must be between 1 and 200 (got {limit})")
+        self.maybe_sync()
+
+        def q(conn: sqlite3.Connection) -> list[NodeHit]:
+            out = []
+            for path, score in keyword.search_nodes(conn, query, limit):
+                rec = self._file_info(conn, path)
+                out.append(NodeHit(path, rec.name if rec else None, rec.description if rec else None, round(score, 4)))
+            return out
+
+        return self._run(q)
+
+    def inbound_links(self, target: str, *, prefix: bool = False) -> list[LinkRecord]:
+        """Links resolving to ``target`` (or, with prefix=True, to anything under the folder ``target/``),
+        plus dangling links written literally as that path."""
+        target = self.ws.normalize(target)
+        self.maybe_sync()
+
+        def q(conn: sqlite3.Connection) -> list[LinkRecord]:
+            if prefix:
+                pat = _like_prefix(target)
+                rows = conn.execute(
+                    "SELECT * FROM links WHERE resolved_path LIKE ? ESCAPE '\\' OR (resolved_path IS NULL AND target LIKE ? ESCAPE '\\') "
+                    "ORDER BY source, line", (pat, pat)).fetchall()
+            else:
+                rows = conn.execute(
+                    "SELECT * FROM links WHERE resolved_path = ? OR (resolved_path IS NULL AND target = ?) ORDER BY source, line",
+                    (target, target)).fetchall()
+            return [_link(r) for r in rows]
+
+        return self._run(q)
+
+    def outbound_links(self, source: str) -> list[LinkRecord]:
+        source = self.ws.normalize(source)
+        self.maybe_sync()
+        return self._run(lambda conn: [_link(r) for r in conn.execute(
+            "SELECT * FROM links WHERE source = ? ORDER BY line", (source,))])
+
+    def file_info(self, path: str) -> FileRecord | None:
+        path = self.ws.normalize(path)
+        self.maybe_sync()
+        return self._run(lambda conn: self._file_info(conn, path))
+
+    @staticmethod
+    def _file_info(conn: sqlite3.Connection, path: str) -> FileRecord | None:
+        r = conn.execute(
+            "SELECT path, mtime_ns, size, hash, name, description, extra, date, indexed FROM files WHERE path=?", (path,)
+        ).fetchone()
+        if r is None:
+            return None
+        try:
+            extra = json.loads(r[6]) if r[6] else {}
+        except ValueError:
+            extra = {}
+        return FileRecord(r[0], r[1], r[2], r[3], r[4], r[5], extra, r[7], bool(r[8]))
+
+    def status(self) -> dict[str, Any]:
+        self.maybe_sync()
+
+        def q(conn: sqlite3.Connection) -> dict[str, Any]:
+            one = lambda sql, *a: conn.execute(sql, a).fetchone()[0]  # noqa: E731
+            backlog = 0
+            embedded = 0
+            if self.model_id:
+                embedded = one("SELECT COUNT(DISTINCT c.hash) FROM chunks c JOIN embeddings e ON e.model=? AND e.hash=c.hash", self.model_id)
+                backlog = one("SELECT COUNT(DISTINCT hash) FROM chunks") - embedded
+            size = sum(f.stat().st_size for f in self.metadata.glob("index.sqlite*") if f.is_file())
+            vec_size = sum(f.stat().st_size for f in self.metadata.glob("vectors-*") if f.is_file())
+            return {
+                "workspace": str(self.ws.root),
+                "mode": self.mode,
+                "files": one("SELECT COUNT(*) FROM files"),
+                "indexed_files": one("SELECT COUNT(*) FROM files WHERE indexed=1"),
+                "chunks": one("SELECT COUNT(*) FROM chunks"),
+                "links": one("SELECT COUNT(*) FROM links"),
+                "dangling_links": one("SELECT COUNT(*) FROM links WHERE resolved_path IS NULL"),
+                "embedding_backend": emb.backend_name(self.config),
+                "model": self.model_id,
+                "embedded_chunks": embedded,
+                "embedding_backlog": backlog,
+                "embedding_error": self._embed_error,
+                "index_bytes": size + vec_size,
+                "generation": catalog.generation(conn),
+                "last_sync": catalog.get_meta(conn, "last_sync"),
+                "rss_mb": round(rss_mb(), 1),
+            }
+
+        return self._run(q)
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._stop.set()
+        self._embed_wake.set()
+        if self._embed_thread is not None:
+            self._embed_thread.join(timeout=30)
+        with self._rlock:
+            self._closed = True
+            with contextlib.suppress(sqlite3.Error):
+                self._conn.close()
+
+
+class _Retry(Exception):
+    pass
+
+
+def _open_rw(metadata: Any) -> sqlite3.Connection:
+    conn = sqlite3.connect(metadata / catalog.DB_NAME, timeout=10.0, isolation_level=None, check_same_thread=False)
+    conn.execute("PRAGMA busy_timeout=10000")
+    return conn
+
+
+def _like_prefix(folder: str) -> str:
+    esc = folder.rstrip("/").replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return esc + "/%"
+
+
+def _link(r: tuple) -> LinkRecord:
+    return LinkRecord(r[0], r[1], r[2], r[3], r[4], bool(r[5]), r[6], r[7] or 0, r[8] or "")
+
+
+def walk_under(root: Any, rel: str) -> dict[str, tuple[int, int]]:
+    out: dict[str, tuple[int, int]] = {}
+    base = root / rel
+    for dirpath, dirnames, filenames in os.walk(base):
+        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+        for name in filenames:
+            if name.startswith("."):
+                continue
+            full = os.path.join(dirpath, name)
+            with contextlib.suppress(OSError):
+                st = os.stat(full, follow_symlinks=False)
+                out[os.path.relpath(full, root).replace(os.sep, "/")] = (st.st_mtime_ns, st.st_size)
+    return out
+
+
+def rss_mb() -> float:
+    try:
+        with open("/proc/self/statm") as fh:
+            return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 1e6
+    except (OSError, ValueError, IndexError):
+        r = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        return r / 1e6 if os.uname().sysname == "Darwin" else r / 1e3
+
+
+

@@ -1,0 +1,188 @@
+"""The SQLite side of the index: schema, connections, self-repair.
+
+One database, ``metadata/index.sqlite`` in WAL mode, holds the file catalog, chunks, links, the
+FTS5 keyword table and the embedding cache. It is derived state: when it is missing, of an older
+schema, or damaged, it is deleted and rebuilt from the files (with a line in metadata/logs/index.log).
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import sqlite3
+import time
+from pathlib import Path
+
+SCHEMA_VERSION = 3
+DB_NAME = "index.sqlite"
+
+log = logging.getLogger("reme_cc.index")
+
+SCHEMA = """
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
+CREATE TABLE IF NOT EXISTS files (
+    path TEXT PRIMARY KEY, mtime_ns INTEGER NOT NULL, size INTEGER NOT NULL, hash TEXT,
+    name TEXT, description TEXT, extra TEXT, date TEXT, indexed INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX IF NOT EXISTS files_date ON files(date);
+CREATE TABLE IF NOT EXISTS chunks (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, path TEXT NOT NULL, start_line INTEGER, end_line INTEGER,
+    text TEXT NOT NULL, hash TEXT NOT NULL, headings TEXT
+);
+CREATE INDEX IF NOT EXISTS chunks_path ON chunks(path);
+CREATE INDEX IF NOT EXISTS chunks_hash ON chunks(hash);
+CREATE VIRTUAL TABLE IF NOT EXISTS chunks_fts USING fts5(tokens, tokenize='unicode61 remove_diacritics 0');
+CREATE TABLE IF NOT EXISTS links (
+    source TEXT NOT NULL, target TEXT NOT NULL, resolved_path TEXT, anchor TEXT, alias TEXT,
+    embed INTEGER NOT NULL DEFAULT 0, predicate TEXT, line INTEGER, how TEXT
+);
+CREATE INDEX IF NOT EXISTS links_source ON links(source);
+CREATE INDEX IF NOT EXISTS links_resolved ON links(resolved_path);
+CREATE INDEX IF NOT EXISTS links_target ON links(target);
+CREATE VIRTUAL TABLE IF NOT EXISTS nodes_fts USING fts5(path UNINDEXED, tokens, tokenize='unicode61 remove_diacritics 0');
+CREATE TABLE IF NOT EXISTS embeddings (
+    model TEXT NOT NULL, hash TEXT NOT NULL, vector BLOB NOT NULL, PRIMARY KEY (model, hash)
+) WITHOUT ROWID;
+"""
+
+
+class DamagedIndex(Exception):
+    """Internal: the database cannot be used and must be rebuilt."""
+
+
+def is_damage(exc: BaseException) -> bool:
+    """True for SQLite errors that mean a corrupt/foreign file (not a busy lock)."""
+    if isinstance(exc, sqlite3.OperationalError):
+        msg = str(exc).lower()
+        return "malformed" in msg or "not a database" in msg or "no such table" in msg
+    return isinstance(exc, sqlite3.DatabaseError) and not isinstance(exc, sqlite3.IntegrityError)
+
+
+def index_log(metadata: Path, message: str) -> None:
+    """Append one line to metadata/logs/index.log (best effort: the FS may be read-only)."""
+    log.warning(message)
+    try:
+        logs = metadata / "logs"
+        logs.mkdir(parents=True, exist_ok=True)
+        with open(logs / "index.log", "a", encoding="utf-8") as fh:
+            fh.write(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} pid={os.getpid()} {message}\n")
+    except OSError:
+        pass
+
+
+def _configure(conn: sqlite3.Connection) -> None:
+    conn.execute("PRAGMA busy_timeout=10000")
+    conn.execute("PRAGMA synchronous=NORMAL")
+    conn.execute("PRAGMA temp_store=MEMORY")
+    conn.execute("PRAGMA cache_size=-32000")
+
+
+def remove_db_files(metadata: Path) -> None:
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        try:
+            (metadata / (DB_NAME + suffix)).unlink()
+        except FileNotFoundError:
+            pass
+
+
+def connect(metadata: Path) -> tuple[sqlite3.Connection, str]:
+    """Open (creating or rebuilding as needed) the index database.
+
+    Returns (connection, mode) where mode is "rw", "ro" (existing index on a read-only filesystem,
+    no syncing) or "memory" (nothing usable on disk: a private in-memory index).
+    """
+    path = metadata / DB_NAME
+    for attempt in range(2):
+        try:
+            conn = sqlite3.connect(path, timeout=10.0, check_same_thread=False, isolation_level=None)
+        except sqlite3.OperationalError:
+            return _fallback(metadata)
+        try:
+            _configure(conn)
+            conn.execute("PRAGMA journal_mode=WAL")
+            version = _schema_version(conn)
+            if version is not None and version != SCHEMA_VERSION:
+                conn.close()
+                index_log(metadata, f"index schema {version} != {SCHEMA_VERSION}: rebuilding the index")
+                remove_db_files(metadata)
+                continue
+            if version is None:
+                create_schema(conn)
+            return conn, "rw"
+        except sqlite3.DatabaseError as exc:
+            conn.close()
+            if _read_only(exc) or not os.access(metadata, os.W_OK):
+                return _fallback(metadata)
+            if attempt == 0:
+                index_log(metadata, f"index database damaged ({exc}): rebuilding the index")
+                remove_db_files(metadata)
+                continue
+            raise
+    raise DamagedIndex("the index could not be rebuilt")
+
+
+def create_schema(conn: sqlite3.Connection) -> None:
+    """All tables and the version row in ONE transaction, so no process sees a half-made schema."""
+    conn.execute("BEGIN IMMEDIATE")
+    try:
+        for stmt in SCHEMA.split(";"):
+            if stmt.strip():
+                conn.execute(stmt)
+        conn.execute(
+            "INSERT OR IGNORE INTO meta VALUES ('schema_version', ?), ('generation', '0')", (str(SCHEMA_VERSION),)
+        )
+        conn.execute("COMMIT")
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+
+
+def _read_only(exc: BaseException) -> bool:
+    msg = str(exc).lower()
+    return "readonly" in msg or "read-only" in msg or "unable to open" in msg or "disk i/o" in msg
+
+
+def _schema_version(conn: sqlite3.Connection) -> int | None:
+    row = conn.execute("SELECT name FROM sqlite_master WHERE type='table' AND name='meta'").fetchone()
+    if row is None:
+        return None
+    got = conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()
+    return int(got[0]) if got else -1
+
+
+def _fallback(metadata: Path) -> tuple[sqlite3.Connection, str]:
+    """Read-only filesystem: use the existing index as an immutable snapshot, else build in memory."""
+    path = metadata / DB_NAME
+    if path.exists():
+        try:
+            conn = sqlite3.connect(
+                f"file:{path}?mode=ro&immutable=1", uri=True, check_same_thread=False, isolation_level=None
+            )
+            if _schema_version(conn) == SCHEMA_VERSION:
+                log.warning("workspace is read-only: serving the existing index without syncing")
+                return conn, "ro"
+            conn.close()
+        except sqlite3.DatabaseError:
+            pass
+    conn = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
+    create_schema(conn)
+    log.warning("workspace is read-only: building a private in-memory index")
+    return conn, "memory"
+
+
+def get_meta(conn: sqlite3.Connection, key: str, default: str | None = None) -> str | None:
+    row = conn.execute("SELECT value FROM meta WHERE key=?", (key,)).fetchone()
+    return row[0] if row else default
+
+
+def set_meta(conn: sqlite3.Connection, key: str, value: str) -> None:
+    conn.execute("INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value", (key, value))
+
+
+def generation(conn: sqlite3.Connection) -> int:
+    return int(get_meta(conn, "generation", "0") or 0)
+
+
+def bump_generation(conn: sqlite3.Connection) -> None:
+    """Inside a write transaction: tell every process (and the faiss cache) that the index changed."""
+    conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key='generation'")

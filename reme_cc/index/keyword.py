@@ -1,0 +1,86 @@
+"""Keyword recall: jieba-tokenised text in SQLite FTS5, ranked by bm25().
+
+Documents and queries go through the same ``tokenize`` (lower-case, jieba.cut_for_search), so a
+Chinese compound like 宁德时代 matches both whole and by its parts, and English works word by word.
+FTS5 is incremental, multi-process safe and needs no tombstone handling.
+"""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+import threading
+
+_init_lock = threading.Lock()
+_ready = False
+
+MAX_QUERY_CHARS = 2000  # longer queries are cut: BM25 over thousands of terms is noise and slow
+MAX_QUERY_TERMS = 64
+
+
+def _jieba():
+    global _ready
+    import jieba
+
+    if not _ready:
+        with _init_lock:
+            if not _ready:
+                jieba.setLogLevel(logging.WARNING)
+                jieba.initialize()
+                _ready = True
+    return jieba
+
+
+def _is_term(tok: str) -> bool:
+    # FTS5's unicode61 splits on anything that is not a letter/number; drop tokens with none.
+    return any(c.isalnum() for c in tok)
+
+
+def tokens(text: str) -> list[str]:
+    return [t for t in (x.strip() for x in _jieba().cut_for_search(text.lower())) if t and _is_term(t)]
+
+
+def tokenize(text: str) -> str:
+    """Space-joined tokens stored in the FTS5 column."""
+    return " ".join(tokens(text))
+
+
+def match_expression(query: str) -> str | None:
+    """FTS5 MATCH expression: every distinct query term as a quoted phrase, OR-ed (BM25 ranks)."""
+    seen: list[str] = []
+    for tok in tokens(query[:MAX_QUERY_CHARS]):
+        if tok not in seen:
+            seen.append(tok)
+        if len(seen) >= MAX_QUERY_TERMS:
+            break
+    if not seen:
+        return None
+    return " OR ".join('"' + t.replace('"', '""') + '"' for t in seen)
+
+
+def search_chunks(
+    conn: sqlite3.Connection, query: str, k: int, start_date: str | None = None, end_date: str | None = None
+) -> list[tuple[int, float]]:
+    """Top-k (chunk id, bm25 score; higher is better) for ``query``, optionally within a date range."""
+    expr = match_expression(query)
+    if expr is None:
+        return []
+    sql = "SELECT f.rowid, bm25(chunks_fts) AS s FROM chunks_fts f"
+    args: list[object] = [expr]
+    where = " WHERE chunks_fts MATCH ?"
+    if start_date or end_date:
+        sql += " JOIN chunks c ON c.id = f.rowid JOIN files fl ON fl.path = c.path"
+        where += " AND fl.date IS NOT NULL AND fl.date BETWEEN ? AND ?"
+        args += [start_date or "0000-00-00", end_date or "9999-99-99"]
+    rows = conn.execute(sql + where + " ORDER BY s LIMIT ?", (*args, k)).fetchall()
+    return [(int(r[0]), -float(r[1])) for r in rows]
+
+
+def search_nodes(conn: sqlite3.Connection, query: str, k: int) -> list[tuple[str, float]]:
+    expr = match_expression(query)
+    if expr is None:
+        return []
+    rows = conn.execute(
+        "SELECT path, bm25(nodes_fts) AS s FROM nodes_fts WHERE nodes_fts MATCH ? ORDER BY s LIMIT ?", (expr, k)
+    ).fetchall()
+    return [(r[0], -float(r[1])) for r in rows]

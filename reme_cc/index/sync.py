@@ -1,0 +1,301 @@
+"""Incremental sync: stat-walk the indexed layers, compare mtime+size then hash, re-index what changed.
+
+Every file under daily/, digest/, resource/ and session/ gets a catalog row (so wikilinks to a PDF
+or a transcript resolve); text files of the indexed layers also get chunks, FTS rows and links.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import hashlib
+import json
+import os
+import re
+import sqlite3
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from ..config import Config
+from . import keyword
+from .catalog import bump_generation, set_meta
+
+WALK_LAYERS = ("daily", "digest", "resource", "session")
+TEXT_EXT = {
+    ".md", ".markdown", ".txt", ".text", ".yaml", ".yml", ".json", ".jsonl", ".csv", ".tsv", ".log",
+    ".rst", ".org", ".html", ".htm", ".xml", ".toml", ".ini", ".py", ".js", ".ts", ".sh", ".sql",
+}
+MAX_INDEX_BYTES = 8 * 1024 * 1024  # larger files are catalogued but not chunked
+BATCH = 200
+PARALLEL_MIN = 300  # files; below this a pool costs more than it saves
+_DATE_IN_PATH = re.compile(r"(?:^|/)(\d{4}-\d{2}-\d{2})(?:[/.]|$)")
+
+
+@dataclass
+class SyncReport:
+    added: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    unchanged: int = 0
+    chunks: int = 0
+    seconds: float = 0.0
+
+    @property
+    def touched(self) -> bool:
+        return bool(self.added or self.changed or self.removed)
+
+
+def walk(root: Path) -> dict[str, tuple[int, int]]:
+    """{rel path: (mtime_ns, size)} of every non-hidden file under the walked layers."""
+    out: dict[str, tuple[int, int]] = {}
+    stack = [(root / layer, layer) for layer in WALK_LAYERS]
+    while stack:
+        folder, rel = stack.pop()
+        try:
+            it = os.scandir(folder)
+        except OSError:
+            continue
+        with it:
+            for entry in it:
+                if entry.name.startswith("."):
+                    continue  # temp files of atomic writes, .obsidian/, .git/
+                try:
+                    if entry.is_dir(follow_symlinks=False):
+                        stack.append((Path(entry.path), f"{rel}/{entry.name}"))
+                    elif entry.is_file(follow_symlinks=False):
+                        st = entry.stat(follow_symlinks=False)
+                        out[f"{rel}/{entry.name}"] = (st.st_mtime_ns, st.st_size)
+                except OSError:
+                    continue
+    return out
+
+
+def wants_chunks(path: str, size: int, config: Config) -> bool:
+    ext = os.path.splitext(path)[1].lower()
+    if ext not in TEXT_EXT or size > MAX_INDEX_BYTES:
+        return False
+    if path.startswith("session/"):
+        return config.index_sessions and ext == ".jsonl"
+    return path.startswith(("daily/", "digest/", "resource/"))
+
+
+def file_date(path: str, meta: dict[str, Any], mtime_ns: int) -> str:
+    """Date used by search's start/end filter: the date in the path (daily/2026-06-20/…), else a
+    frontmatter date, else the file's modification day."""
+    m = _DATE_IN_PATH.search(path)
+    if m:
+        return m.group(1)
+    for key in ("date", "created", "updated"):
+        value = meta.get(key)
+        if isinstance(value, (_dt.date, _dt.datetime)):
+            return value.strftime("%Y-%m-%d")
+        if isinstance(value, str) and re.match(r"^\d{4}-\d{2}-\d{2}", value.strip()):
+            return value.strip()[:10]
+    return _dt.datetime.fromtimestamp(mtime_ns / 1e9).strftime("%Y-%m-%d")
+
+
+def _delete_path(conn: sqlite3.Connection, path: str) -> None:
+    ids = [r[0] for r in conn.execute("SELECT id FROM chunks WHERE path=?", (path,))]
+    if ids:
+        conn.executemany("DELETE FROM chunks_fts WHERE rowid=?", [(i,) for i in ids])
+        conn.execute("DELETE FROM chunks WHERE path=?", (path,))
+    conn.execute("DELETE FROM links WHERE source=?", (path,))
+    conn.execute("DELETE FROM nodes_fts WHERE path=?", (path,))
+
+
+@dataclass
+class Prepared:
+    """Everything derived from one file's bytes (pure CPU work, safe to run in a worker process)."""
+
+    path: str
+    stat: tuple[int, int]
+    hash: str | None = None
+    name: str | None = None
+    description: str | None = None
+    extra: str = "{}"
+    date: str | None = None
+    chunks: list[tuple[int, int, str, str, str, str]] = field(default_factory=list)  # start,end,text,hash,headings,tokens
+    links: list[tuple[str, str | None, str | None, int, str | None, int]] = field(default_factory=list)
+    node_tokens: str | None = None
+    indexed: bool = True
+    vanished: bool = False
+
+
+def prepare(ws_root: Path, path: str, stat: tuple[int, int], config: Config) -> Prepared:
+    from ..notes.chunker import chunk_file
+    from ..notes.frontmatter import parse_note
+    from ..notes.wikilinks import parse_links
+
+    mtime_ns, size = stat
+    out = Prepared(path, stat)
+    if not wants_chunks(path, size, config):
+        out.indexed = False
+        out.date = file_date(path, {}, mtime_ns)
+        return out
+    try:
+        data = (ws_root / path).read_bytes()
+    except OSError:
+        out.vanished = True  # gone between walk and read: the next sync removes it
+        return out
+    out.hash = hashlib.sha256(data).hexdigest()
+    text = data.decode("utf-8", errors="replace")
+    meta: dict[str, Any] = {}
+    is_md = path.lower().endswith((".md", ".markdown"))
+    if is_md:
+        note = parse_note(text)
+        meta = note.meta if isinstance(note.meta, dict) else {}
+        out.name, out.description = note.name, note.description
+        out.links = [(l.target, l.anchor, l.alias, int(l.embed), l.predicate, l.line) for l in parse_links(text)]
+        if path.startswith("digest/"):
+            node_text = " ".join(x for x in (out.name or "", out.description or "", re.sub(r"[/_.-]+", " ", path)) if x)
+            out.node_tokens = keyword.tokenize(node_text)
+    out.extra = json.dumps({k: v for k, v in meta.items() if k not in ("name", "description")}, ensure_ascii=False, default=str)
+    out.date = file_date(path, meta, mtime_ns)
+    out.chunks = [
+        (ch.start_line, ch.end_line, ch.text, ch.hash, json.dumps(list(ch.headings), ensure_ascii=False), keyword.tokenize(ch.text))
+        for ch in chunk_file(path, data, max_chars=config.chunk_chars)
+    ]
+    return out
+
+
+def store(conn: sqlite3.Connection, p: Prepared, paths: set[str], stems: dict[str, list[str]]) -> int | None:
+    """Write one prepared file inside the caller's transaction. Returns chunks written, or None when
+    the content hash was unchanged (only mtime/size refreshed)."""
+    from ..notes.wikilinks import resolve_target
+
+    mtime_ns, size = p.stat
+    if p.vanished:
+        return 0
+    if not p.indexed:
+        _delete_path(conn, p.path)
+        conn.execute(
+            "INSERT OR REPLACE INTO files(path, mtime_ns, size, hash, date, indexed) VALUES (?,?,?,?,?,0)",
+            (p.path, mtime_ns, size, None, p.date),
+        )
+        return 0
+    row = conn.execute("SELECT hash, indexed FROM files WHERE path=?", (p.path,)).fetchone()
+    if row and row[0] == p.hash and row[1]:
+        conn.execute("UPDATE files SET mtime_ns=?, size=? WHERE path=?", (mtime_ns, size, p.path))
+        return None
+    _delete_path(conn, p.path)
+    conn.execute(
+        "INSERT OR REPLACE INTO files(path, mtime_ns, size, hash, name, description, extra, date, indexed) "
+        "VALUES (?,?,?,?,?,?,?,?,1)",
+        (p.path, mtime_ns, size, p.hash, p.name, p.description, p.extra, p.date),
+    )
+    for start, end, text, h, headings, toks in p.chunks:
+        cur = conn.execute(
+            "INSERT INTO chunks(path, start_line, end_line, text, hash, headings) VALUES (?,?,?,?,?,?)",
+            (p.path, start, end, text, h, headings),
+        )
+        conn.execute("INSERT INTO chunks_fts(rowid, tokens) VALUES (?, ?)", (cur.lastrowid, toks))
+    rows = []
+    for target, anchor, alias, embed, predicate, line in p.links:
+        res = resolve_target(target, paths, stems)
+        rows.append((p.path, target, res.path, anchor, alias, embed, predicate, line, res.how))
+    conn.executemany(
+        "INSERT INTO links(source, target, resolved_path, anchor, alias, embed, predicate, line, how) "
+        "VALUES (?,?,?,?,?,?,?,?,?)",
+        rows,
+    )
+    if p.node_tokens is not None:
+        conn.execute("INSERT INTO nodes_fts(path, tokens) VALUES (?, ?)", (p.path, p.node_tokens))
+    return len(p.chunks)
+
+
+def _prepare_star(args: tuple) -> Prepared:
+    return prepare(*args)
+
+
+def prepared_stream(ws_root: Path, items: list[tuple[str, tuple[int, int]]], config: Config) -> Iterator[Prepared]:
+    """Prepare files in order; big batches use a process pool (jieba + mistletoe are CPU bound)."""
+    workers = min(os.cpu_count() or 1, 8)
+    if len(items) < PARALLEL_MIN or workers < 2:
+        for path, stat in items:
+            yield prepare(ws_root, path, stat, config)
+        return
+    import multiprocessing as mp
+
+    ctx = mp.get_context("forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn")
+    with ctx.Pool(workers) as pool:
+        yield from pool.imap(_prepare_star, [(ws_root, p, st, config) for p, st in items], chunksize=16)
+
+
+def reresolve(conn: sqlite3.Connection, paths: set[str], stems: dict[str, list[str]], removed: set[str]) -> None:
+    """After files appeared or vanished: links that were dangling, ambiguous, short-form, or pointed
+    at a removed file may resolve differently now."""
+    from ..notes.wikilinks import resolve_target
+
+    rows = conn.execute(
+        "SELECT rowid, target, resolved_path FROM links WHERE resolved_path IS NULL OR how != 'exact'"
+    ).fetchall()
+    for p in removed:
+        rows += conn.execute("SELECT rowid, target, resolved_path FROM links WHERE resolved_path=?", (p,)).fetchall()
+    updates = []
+    for rowid, target, _old in rows:
+        res = resolve_target(target, paths, stems)
+        updates.append((res.path, res.how, rowid))
+    conn.executemany("UPDATE links SET resolved_path=?, how=? WHERE rowid=?", updates)
+
+
+def apply_changes(
+    conn: sqlite3.Connection, ws_root: Path, config: Config, todo: dict[str, tuple[int, int] | None],
+    all_paths: set[str], report: SyncReport, progress: Callable[[int, int], None] | None = None,
+) -> None:
+    """Write ``todo`` ({path: stat, or None when deleted}) in transactions of BATCH files.
+    The caller holds the writer lock."""
+    from ..notes.wikilinks import build_stems
+
+    stems = build_stems(all_paths)
+    known = {r[0] for r in conn.execute("SELECT path FROM files")}
+    deleted = sorted(p for p, st in todo.items() if st is None)
+    present = sorted((p, st) for p, st in todo.items() if st is not None)
+    removed: set[str] = set()
+    total = len(todo)
+    done = 0
+    stream = prepared_stream(ws_root, present, config)
+    set_changed = False
+
+    def batches() -> Iterator[list[Any]]:
+        batch: list[Any] = list(deleted)
+        for prep in stream:
+            batch.append(prep)
+            if len(batch) >= BATCH:
+                yield batch
+                batch = []
+        if batch or not total:
+            yield batch
+
+    for batch in batches():
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            for item in batch:
+                if isinstance(item, str):
+                    if item in known:
+                        _delete_path(conn, item)
+                        conn.execute("DELETE FROM files WHERE path=?", (item,))
+                        report.removed.append(item)
+                        removed.add(item)
+                        set_changed = True
+                    continue
+                n = store(conn, item, all_paths, stems)
+                if n is None:
+                    report.unchanged += 1
+                elif item.path in known:
+                    report.changed.append(item.path)
+                    report.chunks += n
+                else:
+                    report.added.append(item.path)
+                    report.chunks += n
+                    set_changed = True
+            done += len(batch)
+            if set_changed and done >= total:
+                reresolve(conn, all_paths, stems, removed)
+            bump_generation(conn)
+            set_meta(conn, "last_sync", _dt.datetime.now().isoformat(timespec="seconds"))
+            conn.execute("COMMIT")
+        except BaseException:
+            conn.execute("ROLLBACK")
+            raise
+        if progress:
+            progress(done, total)

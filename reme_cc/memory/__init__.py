@@ -1,0 +1,3 @@
+"""Memory processes built on the workspace and the notes layer: day index pages (daily.py), evidence
+protection for digest nodes (evidence.py), and — from other modules — transcripts, auto-memory, dream,
+resources and the memory-agent runner. Import submodules directly; this package imports nothing."""

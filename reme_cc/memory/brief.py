@@ -1,0 +1,186 @@
+"""The SessionStart brief: a few lines of memory put into a new session's context.
+
+``session_start_brief(payload)`` returns today's (or the latest) interest topics and the digest nodes
+most relevant to the session's project, as paths with one-line descriptions, within
+``config.brief_chars`` characters (0 = off). The SessionStart hook prints it as
+``hookSpecificOutput.additionalContext``.
+
+Standard library only and fast (the hook runs it with the system python3 before the session starts):
+it reads ``interests.yaml`` files and the SQLite index (``metadata/index.sqlite``) read-only with plain
+``sqlite3`` — no jieba, numpy or embeddings. Relevance, strongest first:
+
+1. digest nodes whose links point at this project's recent daily cards (cards that mention the
+   project's folder in their frontmatter, name or description);
+2. digest nodes whose name/description/path match the project name, the git branch or today's topics
+   (FTS5 over the index's node table).
+
+Any problem (no workspace, no index yet, a locked or damaged database) yields a shorter brief or ""
+— never an exception, never a wait.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import re
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+from ..config import Config
+from ..workspace import Workspace, default_root
+from . import interests
+
+DB = "metadata/index.sqlite"
+MAX_NODES = 6
+RECENT_DAYS = 14
+_GENERIC = {"main", "master", "trunk", "dev", "develop", "feature", "feat", "fix", "bugfix", "hotfix", "release",
+            "src", "home", "user", "users", "tmp", "project", "projects", "repo", "code", "work", "head", "the", "and"}
+
+
+def git_branch(cwd: str) -> str | None:
+    """The checked-out branch of the repository containing ``cwd`` (reads .git/HEAD; no subprocess)."""
+    path = Path(cwd)
+    for folder in (path, *path.parents):
+        git = folder / ".git"
+        try:
+            if git.is_file():  # worktree/submodule: "gitdir: <path>"
+                text = git.read_text(encoding="utf-8", errors="replace").strip()
+                if text.startswith("gitdir:"):
+                    git = (folder / text.split(":", 1)[1].strip()).resolve()
+            head = git / "HEAD"
+            if head.is_file():
+                ref = head.read_text(encoding="utf-8", errors="replace").strip()
+                return ref.rsplit("/", 1)[-1] if ref.startswith("ref:") and "refs/heads/" in ref else None
+        except OSError:
+            return None
+    return None
+
+
+def query_terms(*texts: str) -> list[str]:
+    """Lower-case words (ASCII split on punctuation; CJK runs whole and as bigrams), generic ones dropped."""
+    out: list[str] = []
+    for text in texts:
+        low = (text or "").lower()
+        for w in re.findall(r"[a-z0-9]+", low):
+            if len(w) >= 3 and w not in _GENERIC and not w.isdigit() and w not in out:
+                out.append(w)
+        for run in re.findall(r"[\u4e00-\u9fff]+", low):
+            for t in [run] + [run[i : i + 2] for i in range(len(run) - 1)]:
+                if len(t) >= 2 and t not in out:
+                    out.append(t)
+    return out[:24]
+
+
+def _connect(ws: Workspace) -> sqlite3.Connection | None:
+    path = ws.root / DB
+    if not path.is_file():
+        return None
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=0.2)
+        conn.execute("PRAGMA query_only=1")
+        return conn
+    except sqlite3.Error:
+        return None
+
+
+def relevant_nodes(conn: sqlite3.Connection, project: str, cwd: str, terms: list[str], today: str
+                   ) -> list[tuple[str, str, str]]:
+    """[(path, name, description)] of the most relevant digest nodes, best first."""
+    scores: dict[str, float] = {}
+    since = (_dt.date.fromisoformat(today) - _dt.timedelta(days=RECENT_DAYS)).isoformat()
+    if project:
+        like = f"%{project}%"
+        cards = [r[0] for r in conn.execute(
+            "SELECT path FROM files WHERE path LIKE 'daily/%' AND date >= ? AND "
+            "(extra LIKE ? OR extra LIKE ? OR name LIKE ? OR description LIKE ?) ORDER BY date DESC LIMIT 40",
+            (since, f"%{cwd}%" if cwd else like, like, like, like))]
+        if cards:
+            marks = ",".join("?" * len(cards))
+            for src, n in conn.execute(
+                f"SELECT source, COUNT(*) FROM links WHERE source LIKE 'digest/%' AND "
+                f"(resolved_path IN ({marks}) OR target IN ({marks})) GROUP BY source", (*cards, *cards)):
+                scores[src] = scores.get(src, 0.0) + 2.0 + min(int(n), 5) * 0.2
+    if terms:
+        expr = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+        try:
+            rows = conn.execute("SELECT path, bm25(nodes_fts) FROM nodes_fts WHERE nodes_fts MATCH ? "
+                                "ORDER BY 2 LIMIT 20", (expr,)).fetchall()
+        except sqlite3.Error:
+            rows = []
+        for rank, (path, _s) in enumerate(rows):
+            scores[path] = scores.get(path, 0.0) + 1.0 / (1 + rank)
+    best = sorted(scores, key=lambda p: -scores[p])[: MAX_NODES * 2]
+    out = []
+    for path in best:
+        row = conn.execute("SELECT name, description FROM files WHERE path = ?", (path,)).fetchone()
+        if row is not None and path.startswith("digest/"):
+            out.append((path, row[0] or "", row[1] or ""))
+    return out[:MAX_NODES]
+
+
+def _one_line(text: str, limit: int = 140) -> str:
+    text = " ".join((text or "").split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def build_brief(ws: Workspace, config: Config, *, cwd: str = "", today: str | None = None) -> str:
+    budget = config.brief_chars
+    if budget <= 0:
+        return ""
+    today = today or _dt.date.today().isoformat()
+    project = Path(cwd).name if cwd else ""
+    branch = git_branch(cwd) if cwd else None
+    day, topics = interests.latest_interests(ws, today, max_days=RECENT_DAYS)
+    terms = query_terms(project, branch or "", *(t.title for t in topics[:3]))
+    nodes: list[tuple[str, str, str]] = []
+    conn = _connect(ws)
+    if conn is not None:
+        try:
+            nodes = relevant_nodes(conn, project, cwd, terms, today)
+        except sqlite3.Error:
+            nodes = []
+        finally:
+            conn.close()
+    if not topics and not nodes:
+        return ""
+    lines = ["ReMe long-term memory brief (files in the memory workspace; read or search them when useful):"]
+    if topics:
+        lines.append(f"Current interests ({day}):")
+        lines += [f"- {_one_line(t.title, 80)}" + (f" — {_one_line(t.reason, 120)}" if t.reason else "") for t in topics]
+    if nodes:
+        where = project + (f" @ {branch}" if branch else "") if project else "this session"
+        lines.append(f"Digest nodes relevant to {where}:")
+        lines += [f"- {p} — {_one_line(d or n)}" for p, n, d in nodes]
+    return _fit(lines, budget)
+
+
+def _fit(lines: list[str], budget: int) -> str:
+    """Whole lines while they fit (a header whose items do not fit is dropped too); never over budget."""
+    out: list[str] = []
+    used = 0
+    for i, line in enumerate(lines):
+        cost = len(line) + (1 if out else 0)
+        if used + cost > budget:
+            continue
+        is_header = not line.startswith("- ") and i > 0
+        if is_header and (i + 1 >= len(lines) or used + cost + 1 + len(lines[i + 1]) > budget):
+            continue
+        out.append(line)
+        used += cost
+    text = "\n".join(out) if len(out) > 1 else ""
+    return text[:budget]
+
+
+def session_start_brief(payload: dict[str, Any] | None) -> str:
+    """The brief for a SessionStart hook payload; "" when off, empty or on any problem."""
+    try:
+        root = default_root()
+        if not root.is_dir():
+            return ""
+        ws = Workspace(root, create=False)
+        config = Config.load(ws.root)
+        cwd = str((payload or {}).get("cwd") or os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd())
+        return build_brief(ws, config, cwd=cwd)
+    except Exception:  # noqa: BLE001 - a brief must never break a session start
+        return ""

@@ -1,0 +1,607 @@
+"""The dream: daily notes → long-term digest nodes, in four stages.
+
+1. **Extract** — refresh the day index pages of the scan window, find the daily files that changed
+   since the last dream (``metadata/dream/catalog.json``: mtime+size, then sha256), send them to the
+   ``dream-extractor`` agent, which returns ``units`` and ``topics``. Nothing changed → no agent call.
+2. **Integrate** — one ``dream-integrator`` subagent per unit. Units go out in batches of
+   ``config.dream_concurrency``; each batch is one Agent-SDK session whose main agent launches the
+   batch's subagents as parallel ``Agent`` calls (so they run concurrently, each with its own
+   ``x-claude-code-agent-id``). Each subagent may only use node_search/read/frontmatter_read/write/
+   edit/frontmatter_update; the file tools enforce the evidence rules. Every unit's outcome is then
+   VERIFIED on disk: the node it names must be a digest node this run changed whose ``## Sources``
+   links the unit's source files — a report alone never counts.
+3. **Topics** — merge the topic candidates into ``daily/<date>/interests.yaml``.
+4. **Finish** — checkpoint only the files whose units all succeeded (failed ones are retried by the
+   next dream), write the change list (and a git commit when the workspace is a repo), return a summary.
+
+A workspace-wide lock (``metadata/locks/dream.lock``) lets only one dream run at a time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import datetime as _dt
+import hashlib
+import json
+import sys
+import time
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+from ..errors import InvalidInputError, LockedError, ReMeError
+from ..tools import Context
+from ..workspace import DIGEST_BUCKETS, Workspace
+from . import daily, gitlog, interests
+from .dream_trigger import DREAM_LOCK, STAMP, touch
+from .evidence import link_targets, sources_section
+
+CATALOG = "metadata/dream/catalog.json"
+FILE_CHARS = 12_000  # per changed file, inlined in the extractor prompt
+PROMPT_CHARS = 80_000  # all changed files together; the rest are listed for the agent to `read`
+EXCERPT_CHARS = 1_500  # per source file, in an integrator's prompt
+INTEGRATOR = "dream-integrator"
+ACTIONS = ("CREATE", "CORROBORATE", "REFINE", "CORRECT")
+
+
+# ---- data ---------------------------------------------------------------------------------------
+@dataclass
+class DreamOptions:
+    date: str | None = None
+    hint: str = ""
+    scan_days: int = 2
+    max_units: int = 5
+    topic_count: int = 3
+    topic_diversity_days: int = 7
+    concurrency: int | None = None  # default: config.dream_concurrency
+    resources: bool = True  # run auto-resource first
+
+
+@dataclass
+class Unit:
+    id: int
+    name: str
+    bucket: str
+    summary: str
+    paths: list[str]
+
+
+@dataclass
+class UnitOutcome:
+    unit: Unit
+    ok: bool
+    action: str | None = None
+    path: str | None = None
+    error: str | None = None
+
+
+@dataclass
+class DreamSummary:
+    run: str
+    date: str
+    scanned: int = 0
+    changed: int = 0
+    units: int = 0
+    created: int = 0
+    corroborated: int = 0
+    refined: int = 0
+    corrected: int = 0
+    failed: int = 0
+    topics: int = 0
+    tokens: int = 0
+    seconds: float = 0.0
+    agent_sessions: int = 0
+    resources: dict[str, int] = field(default_factory=dict)
+    nodes: list[dict[str, str]] = field(default_factory=list)  # [{path, action, unit}]
+    failures: list[dict[str, Any]] = field(default_factory=list)  # [{unit, paths, error}]
+    interests: str | None = None
+    commit: str | None = None
+    error: str | None = None
+
+    def text(self) -> str:
+        head = (f"dream {self.date}: scanned {self.scanned}, changed {self.changed}, units {self.units} "
+                f"(created {self.created}, corroborated {self.corroborated}, refined {self.refined}, "
+                f"corrected {self.corrected}, failed {self.failed}), topics {self.topics}, "
+                f"tokens {self.tokens:,}, {self.seconds:.1f}s")
+        lines = [head]
+        if self.resources and any(self.resources.values()):
+            lines.append("resources: " + ", ".join(f"{k} {v}" for k, v in self.resources.items() if v))
+        for n in self.nodes:
+            lines.append(f"  {n['action']:<11} {n['path']}")
+        for f in self.failures:
+            lines.append(f"  FAILED      {f['unit']}: {f['error']} (retried next dream: {', '.join(f['paths'])})")
+        if self.interests:
+            lines.append(f"  topics      {self.interests}")
+        if self.commit:
+            lines.append(f"  git commit  {self.commit[:10]} (undo: reme-cc dream --undo)")
+        if self.error:
+            lines.append(f"  ERROR       {self.error}")
+        return "\n".join(lines)
+
+
+@dataclass
+class DreamContext(Context):
+    """A Context that records every path written through it (for the change list, git and undo)."""
+
+    recorder: gitlog.ChangeRecorder | None = None
+
+    def changed(self, *paths: str) -> None:
+        if self.recorder is not None:
+            self.recorder.touched(*paths)
+        super().changed(*paths)
+
+    def before_write(self, rel: str) -> None:
+        if self.recorder is not None:
+            self.recorder.before(rel)
+
+
+# ---- the dream catalog ----------------------------------------------------------------------------
+def load_catalog(ws: Workspace) -> dict[str, dict[str, Any]]:
+    try:
+        data = json.loads((ws.root / CATALOG).read_text(encoding="utf-8"))
+        files = data.get("files") if isinstance(data, dict) else None
+        return files if isinstance(files, dict) else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def save_catalog(ws: Workspace, files: dict[str, dict[str, Any]]) -> None:
+    ws.write_text(CATALOG, json.dumps({"files": files}, ensure_ascii=False, indent=1, sort_keys=True))
+
+
+def window_dates(date: str, scan_days: int) -> list[str]:
+    day = _dt.date.fromisoformat(date)
+    return [(day - _dt.timedelta(days=i)).isoformat() for i in range(max(1, scan_days) - 1, -1, -1)]
+
+
+def scan_daily(ws: Workspace, dates: list[str]) -> list[tuple[str, int, int]]:
+    """(path, mtime_ns, size) of the daily cards of these dates (interests.yaml and index pages excluded)."""
+    out = []
+    for d in dates:
+        folder = ws.root / "daily" / d
+        if not folder.is_dir():
+            continue
+        for p in sorted(folder.rglob("*.md")):
+            rel = p.relative_to(folder).parts
+            if p.is_file() and not any(part.startswith(".") for part in rel):
+                st = p.stat()
+                out.append((ws.relpath(p), st.st_mtime_ns, st.st_size))
+    return out
+
+
+def find_changed(ws: Workspace, scanned: list[tuple[str, int, int]], catalog: dict[str, dict[str, Any]]
+                 ) -> dict[str, dict[str, Any]]:
+    """path -> new catalog entry, for the files whose content differs from the last dream's."""
+    changed: dict[str, dict[str, Any]] = {}
+    for rel, mtime_ns, size in scanned:
+        old = catalog.get(rel)
+        if old and old.get("mtime_ns") == mtime_ns and old.get("size") == size:
+            continue
+        digest = hashlib.sha256(ws.read_bytes(rel)).hexdigest()
+        entry = {"mtime_ns": mtime_ns, "size": size, "sha256": digest}
+        if old and old.get("sha256") == digest:
+            catalog[rel] = dict(old, **entry)  # touched, same content: refresh the fast path only
+            continue
+        changed[rel] = entry
+    return changed
+
+
+# ---- parsing agent answers --------------------------------------------------------------------------
+def _json_objects(text: str) -> list[Any]:
+    """Every top-level JSON value embedded in ``text`` (fences and prose around them tolerated)."""
+    dec = json.JSONDecoder()
+    out, i = [], 0
+    while True:
+        starts = [j for j in (text.find("{", i), text.find("[", i)) if j != -1]
+        if not starts:
+            return out
+        j = min(starts)
+        try:
+            obj, end = dec.raw_decode(text, j)
+        except ValueError:
+            i = j + 1
+            continue
+        out.append(obj)
+        i = end
+
+
+def parse_extraction(text: str) -> dict[str, Any]:
+    for obj in _json_objects(text):
+        if isinstance(obj, dict) and ("units" in obj or "topics" in obj):
+            return obj
+    raise ReMeError("the extractor's answer held no JSON object with `units`/`topics`")
+
+
+def normalise_units(raw: Any, ws: Workspace, changed: list[str], max_units: int) -> list[Unit]:
+    units: list[Unit] = []
+    for item in raw if isinstance(raw, list) else []:
+        if not isinstance(item, dict):
+            continue
+        name = " ".join(str(item.get("name") or "").split())
+        summary = " ".join(str(item.get("summary") or "").split())
+        bucket = str(item.get("bucket") or "").strip().lower()
+        bucket = bucket if bucket in DIGEST_BUCKETS else "wiki"  # anything else is general knowledge
+        paths: list[str] = []
+        for p in item.get("paths") or item.get("sources") or []:
+            p = str(p).strip().strip("[]")
+            try:
+                p = ws.normalize(p)
+            except ReMeError:
+                continue
+            if p.startswith(("daily/", "resource/", "session/")) and ws.resolve(p).is_file() and p not in paths:
+                paths.append(p)
+        if not name or not paths:
+            continue  # a unit without real evidence cannot get a Sources section
+        units.append(Unit(len(units) + 1, name, bucket, summary or name, paths))
+        if len(units) >= max_units:
+            break
+    return units
+
+
+# ---- prompts ------------------------------------------------------------------------------------
+def extractor_prompt(ws: Workspace, opts: DreamOptions, date: str, changed: list[str],
+                     recent: list[interests.Topic]) -> str:
+    parts = [f"Dream date: {date}. MAX_UNITS = {opts.max_units}. TOPIC_COUNT = {opts.topic_count}."]
+    if opts.hint:
+        parts.append(f"Hint from the user (focus on it when choosing units and topics): {opts.hint}")
+    if recent:
+        parts.append("Recent topics (avoid repeating them):\n" + "\n".join(f"- {t.title}" for t in recent[:30]))
+    parts.append(f"Changed daily files ({len(changed)}):")
+    budget = PROMPT_CHARS
+    for rel in changed:
+        text = ws.read_bytes(rel).decode("utf-8", errors="replace")
+        if budget <= 0:
+            parts.append(f"### {rel}\n(not inlined: read it if needed)")
+            continue
+        cut = min(FILE_CHARS, budget)
+        shown = text[:cut] + ("\n…(cut; read the rest with start_line/end_line)" if len(text) > cut else "")
+        budget -= len(shown)
+        parts.append(f"### {rel}\n{shown}")
+    parts.append("Answer with the JSON object only.")
+    return "\n\n".join(parts)
+
+
+def integrator_prompt(ws: Workspace, unit: Unit, hint: str) -> str:
+    lines = [f"Unit {unit.id} — bucket: {unit.bucket}", f"Name: {unit.name}", f"Summary: {unit.summary}",
+             "Source paths (link every one of them in the node's ## Sources section):"]
+    lines += [f"- [[{p}]]" for p in unit.paths]
+    if hint:
+        lines.append(f"User hint for this dream: {hint}")
+    lines.append("\nExcerpts of the sources:")
+    for p in unit.paths:
+        text = ws.read_bytes(p).decode("utf-8", errors="replace")
+        lines.append(f"--- {p}\n{text[:EXCERPT_CHARS]}{'…' if len(text) > EXCERPT_CHARS else ''}")
+    lines.append("\nSearch the digest, decide CREATE/CORROBORATE/REFINE/CORRECT, write exactly one node "
+                 f"under digest/{unit.bucket}/ (or the existing same node), and end with the JSON line.")
+    return "\n".join(lines)
+
+
+COORDINATOR_PROMPT = """You coordinate ReMe's dream. You never read or write memory yourself.
+For EACH <unit> in the user's message, launch the `dream-integrator` subagent with the Agent tool:
+subagent_type "dream-integrator", description "integrate unit <id>", run_in_background false, and the
+unit's text (everything between its <unit> tags) as the prompt, verbatim. Launch ALL of them in ONE
+message (parallel Agent calls) and wait for them.
+When every subagent has returned, answer with one JSON line per unit and nothing else:
+{"unit": <id>, "action": "CREATE|CORROBORATE|REFINE|CORRECT", "path": "digest/...", "error": null}
+copying action and path from that subagent's final JSON line; if a subagent failed or gave no such
+line, use "action": null and put the reason in "error".
+"""
+
+
+def coordinator_prompt(prompts: list[tuple[Unit, str]]) -> str:
+    blocks = [f'<unit id="{u.id}">\n{p}\n</unit>' for u, p in prompts]
+    return f"Integrate these {len(prompts)} units, all in parallel:\n\n" + "\n\n".join(blocks)
+
+
+# ---- verification -----------------------------------------------------------------------------------
+def _changed_digest_nodes(ctx: DreamContext) -> list[str]:
+    rec = ctx.recorder
+    assert rec is not None
+    out = []
+    base = ctx.workspace.root / "digest"
+    for p in sorted(base.rglob("*.md")) if base.is_dir() else []:
+        rel = ctx.workspace.relpath(p)
+        try:
+            now = p.read_bytes()
+        except OSError:
+            continue
+        if rec.befores.get(rel) != now:
+            out.append(rel)
+    return out
+
+
+def _cites(ws: Workspace, node: str, paths: list[str]) -> bool:
+    try:
+        text = ws.read_bytes(node).decode("utf-8", errors="replace")
+    except ReMeError:
+        return False
+    section = sources_section(text)
+    return section is not None and bool(set(paths) & link_targets(section))
+
+
+def verify_unit(ctx: DreamContext, unit: Unit, report: dict[str, Any] | None, changed_nodes: list[str],
+                claimed: set[str]) -> UnitOutcome:
+    """Decide from the files, not the words, whether the unit landed in the digest."""
+    ws, rec = ctx.workspace, ctx.recorder
+    assert rec is not None
+    path = str((report or {}).get("path") or "").strip().strip("[]") or None
+    if report and report.get("error") and not path:
+        return UnitOutcome(unit, False, error=str(report["error"])[:300])
+    candidates = ([path] if path else []) + [n for n in changed_nodes if n != path and n not in claimed]
+    for node in candidates:
+        if node not in changed_nodes or not _cites(ws, node, unit.paths):
+            continue
+        action = str((report or {}).get("action") or "").upper() if node == path else ""
+        if action not in ACTIONS:
+            action = "CREATE" if rec.befores.get(node) is None else "REFINE"
+        if rec.befores.get(node) is None:
+            action = "CREATE"  # a node that did not exist before cannot have been corroborated
+        return UnitOutcome(unit, True, action, node)
+    why = (f"{path} was not changed by this dream or does not cite the unit's sources" if path
+           else "no digest node citing the unit's sources was written")
+    if report and report.get("error"):
+        why = f"{report['error']}; {why}"
+    return UnitOutcome(unit, False, error=why[:300])
+
+
+# ---- stages -------------------------------------------------------------------------------------
+async def _extract(ctx: DreamContext, opts: DreamOptions, date: str, changed: list[str], summary: DreamSummary
+                   ) -> tuple[list[Unit], list[interests.Topic]]:
+    from .agent import run_agent
+
+    recent = interests.read_interests(ctx.workspace, date) + interests.previous_topics(
+        ctx.workspace, date, opts.topic_diversity_days)
+    run = await run_agent(ctx, "dream-extractor", extractor_prompt(ctx.workspace, opts, date, changed, recent),
+                          tools=["read"])
+    summary.agent_sessions += 1
+    summary.tokens += run.usage.get("input_tokens", 0) + run.usage.get("output_tokens", 0)
+    if run.error:
+        raise ReMeError(f"extract failed: {run.error}")
+    data = parse_extraction(run.text)
+    units = normalise_units(data.get("units"), ctx.workspace, changed, opts.max_units)
+    topics = [t for t in (interests.Topic.from_obj(x) for x in data.get("topics") or []) if t is not None]
+    return units, topics
+
+
+async def _integrate_batch(ctx: DreamContext, batch: list[Unit], hint: str, summary: DreamSummary
+                           ) -> dict[int, dict[str, Any]]:
+    """One SDK session whose main agent launches one integrator subagent per unit, in parallel.
+    Returns unit id -> the reported {action, path, error}."""
+    from .agent import AgentSpec, load_agent, run_agent
+
+    integrator = load_agent(INTEGRATOR)
+    coordinator = AgentSpec("dream-coordinator", "Launches one dream-integrator per unit", COORDINATOR_PROMPT, [], None)
+    prompts = [(u, integrator_prompt(ctx.workspace, u, hint)) for u in batch]
+    run = await run_agent(ctx, coordinator, coordinator_prompt(prompts), tools=[],
+                          subagents={INTEGRATOR: integrator})
+    summary.agent_sessions += 1
+    summary.tokens += run.usage.get("input_tokens", 0) + run.usage.get("output_tokens", 0)
+    reports: dict[int, dict[str, Any]] = {}
+    for obj in _json_objects(run.text):
+        for item in obj if isinstance(obj, list) else [obj]:
+            if isinstance(item, dict) and str(item.get("unit", "")).isdigit():
+                reports[int(item["unit"])] = item
+    if run.error:
+        for u in batch:
+            reports.setdefault(u.id, {"error": run.error})
+    return reports
+
+
+async def _integrate(ctx: DreamContext, units: list[Unit], opts: DreamOptions, summary: DreamSummary
+                     ) -> list[UnitOutcome]:
+    size = max(1, opts.concurrency or ctx.config.dream_concurrency or 1)
+    reports: dict[int, dict[str, Any]] = {}
+    for i in range(0, len(units), size):  # batches run one after the other; a batch runs in parallel
+        reports.update(await _integrate_batch(ctx, units[i : i + size], opts.hint, summary))
+    changed_nodes = _changed_digest_nodes(ctx)
+    outcomes: list[UnitOutcome] = []
+    claimed: set[str] = set()
+    # reported paths first, so a unit without a report cannot take another unit's node
+    claimed |= {str(r.get("path")) for r in reports.values() if r.get("path")}
+    for u in units:
+        out = verify_unit(ctx, u, reports.get(u.id), changed_nodes, claimed - {str((reports.get(u.id) or {}).get("path"))})
+        if out.ok and out.path:
+            claimed.add(out.path)
+        outcomes.append(out)
+    return outcomes
+
+
+def _write_topics(ctx: DreamContext, opts: DreamOptions, date: str, candidates: list[interests.Topic]) -> int:
+    ws = ctx.workspace
+    rel = interests.interests_path(date)
+    same_day = interests.read_interests(ws, date)
+    previous = interests.previous_topics(ws, date, opts.topic_diversity_days)
+    merged = interests.merge_topics(same_day, candidates, previous, opts.topic_count)
+    text = interests.render_interests(date, merged, opts.topic_count, opts.topic_diversity_days)
+    target = ws.resolve(rel)
+    if not target.exists() or target.read_text(encoding="utf-8", errors="replace") != text:
+        ctx.before_write(rel)
+        ws.write_text(rel, text)
+        ctx.changed(rel)
+    return len(merged)
+
+
+# ---- the run ------------------------------------------------------------------------------------
+def _refresh_day_pages(ctx: DreamContext, dates: list[str]) -> None:
+    for d in dates:
+        if (ctx.workspace.root / "daily" / d).is_dir():
+            rel = daily.index_path(d)
+            ctx.before_write(rel)
+            if daily.reindex(ctx.workspace, d).changed:
+                ctx.changed(rel)
+
+
+async def run_dream(ctx: Context, opts: DreamOptions | None = None) -> DreamSummary:
+    """Run one dream. Raises LockedError when another dream holds the workspace's dream lock."""
+    opts = opts or DreamOptions()
+    ws = ctx.workspace
+    date = daily.validate_date(opts.date)
+    for name in ("scan_days", "max_units", "topic_count"):
+        if getattr(opts, name) < 1:
+            raise InvalidInputError(f"--{name.replace('_', '-')} must be at least 1")
+    try:
+        lock = ws.lock(DREAM_LOCK, timeout=0)
+        lock.__enter__()
+    except LockedError:
+        raise LockedError(f"another dream is already running in {ws.root}; not starting a second one "
+                          "(wait for it to finish, then retry)") from None
+    try:
+        touch(ws, STAMP)
+        return await _run_locked(ctx, opts, date)
+    finally:
+        lock.__exit__(None, None, None)
+
+
+async def _run_locked(base: Context, opts: DreamOptions, date: str) -> DreamSummary:
+    t0 = time.monotonic()
+    ws = base.workspace
+    run_id = gitlog.new_run_id()
+    recorder = gitlog.ChangeRecorder(ws)
+    recorder.snapshot(["digest"])
+    ctx = DreamContext(ws, base.config, recorder=recorder)
+    ctx._index = base._index  # share an already open index
+    summary = DreamSummary(run=run_id, date=date)
+    catalog = load_catalog(ws)
+    catalog_before: dict[str, Any] = {}
+    try:
+        ctx.index.sync()  # hand edits since the last sync must be visible to node_search
+        if opts.resources:
+            from .resource import sync_resources
+
+            res = await sync_resources(ctx, today=date)
+            summary.tokens += res.tokens
+            summary.resources = {"created": len(res.created), "updated": len(res.updated),
+                                 "removed": len(res.removed), "failed": len(res.failed)}
+        dates = window_dates(date, opts.scan_days)
+        _refresh_day_pages(ctx, dates)
+        scanned = scan_daily(ws, dates)
+        summary.scanned = len(scanned)
+        changed = find_changed(ws, scanned, catalog)
+        summary.changed = len(changed)
+        if changed:  # nothing changed -> no agent call at all
+            units, topics = await _extract(ctx, opts, date, sorted(changed), summary)
+            summary.units = len(units)
+            outcomes = await _integrate(ctx, units, opts, summary) if units else []
+            failed_paths: set[str] = set()
+            for out in outcomes:
+                if out.ok:
+                    key = {"CREATE": "created", "CORROBORATE": "corroborated", "REFINE": "refined",
+                           "CORRECT": "corrected"}[out.action or "REFINE"]
+                    setattr(summary, key, getattr(summary, key) + 1)
+                    summary.nodes.append({"path": out.path or "", "action": out.action or "", "unit": out.unit.name})
+                else:
+                    summary.failed += 1
+                    failed_paths |= set(out.unit.paths)
+                    summary.failures.append({"unit": out.unit.name, "paths": out.unit.paths, "error": out.error})
+            summary.topics = _write_topics(ctx, opts, date, topics)
+            summary.interests = interests.interests_path(date)
+            for rel, entry in changed.items():  # checkpoint only what fully succeeded
+                if rel not in failed_paths:
+                    catalog_before[rel] = catalog.get(rel)
+                    catalog[rel] = dict(entry, dreamed=run_id)
+        save_catalog(ws, catalog)
+    except ReMeError as exc:
+        summary.error = str(exc)
+    finally:
+        summary.seconds = round(time.monotonic() - t0, 2)
+        _finish(ctx, recorder, summary, catalog_before)
+        base._index = ctx._index  # keep whichever index got opened for the caller to close
+    return summary
+
+
+def _finish(ctx: DreamContext, recorder: gitlog.ChangeRecorder, summary: DreamSummary,
+            catalog_before: dict[str, Any]) -> None:
+    ws = ctx.workspace
+    changes = recorder.changes()
+    if not changes and not catalog_before:
+        return
+    if changes and gitlog.is_git_repo(ws):
+        try:
+            summary.commit = gitlog.git_commit(ws, [c["path"] for c in changes], _commit_message(summary), summary.run)
+        except ReMeError as exc:
+            summary.error = (summary.error + "; " if summary.error else "") + f"git commit skipped: {exc}"
+    gitlog.save_run(ws, summary.run, recorder, {
+        "date": summary.date, "summary": asdict(summary), "commit": summary.commit,
+        "catalog_before": catalog_before, "finished": _dt.datetime.now().isoformat(timespec="seconds"),
+    })
+
+
+def _commit_message(s: DreamSummary) -> str:
+    lines = [f"reme dream {s.date}: {s.created} created, {s.corroborated} corroborated, {s.refined} refined, "
+             f"{s.corrected} corrected, {s.failed} failed", "",
+             f"scanned {s.scanned}, changed {s.changed}, units {s.units}, topics {s.topics}, tokens {s.tokens}"]
+    lines += [f"{n['action']} {n['path']}" for n in s.nodes]
+    return "\n".join(lines)
+
+
+def undo(ctx: Context) -> dict[str, Any]:
+    """Revert the last dream (under the dream lock) and put its checkpoints back."""
+    ws = ctx.workspace
+    try:
+        with ws.lock(DREAM_LOCK, timeout=0):
+            run = gitlog.undo_last_run(ws)
+            catalog = load_catalog(ws)
+            for rel, old in (run.get("catalog_before") or {}).items():
+                if old is None:
+                    catalog.pop(rel, None)
+                else:
+                    catalog[rel] = old
+            save_catalog(ws, catalog)
+            paths = [c["path"] for c in run["changes"]]
+            ctx.changed(*paths)
+            return run
+    except LockedError:
+        raise LockedError("a dream is running; wait for it to finish before --undo") from None
+
+
+# ---- CLI ----------------------------------------------------------------------------------------
+def open_context(args: Any) -> Context:
+    return Context.open(getattr(args, "workspace", None))
+
+
+def _add_common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--workspace", metavar="DIR", default=argparse.SUPPRESS, help="memory workspace folder")
+    p.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print JSON")
+
+
+def register_cli(subparsers: Any) -> None:
+    p = subparsers.add_parser("dream", help="consolidate recent daily notes into digest nodes",
+                              description="Extract durable lessons from the daily notes changed since the last "
+                                          "dream and integrate them into digest/ (one subagent per unit).")
+    _add_common(p)
+    p.add_argument("--date", help="dream date YYYY-MM-DD (default today)")
+    p.add_argument("--hint", default="", help="what to focus on (passed to the agents)")
+    p.add_argument("--scan-days", type=int, default=2, help="days of daily notes to scan, ending at --date (2)")
+    p.add_argument("--max-units", type=int, default=5, help="at most this many units to integrate (5)")
+    p.add_argument("--topic-count", type=int, default=3, help="interest topics per day (3)")
+    p.add_argument("--topic-diversity-days", type=int, default=7, help="avoid topics of these previous days (7)")
+    p.add_argument("--undo", action="store_true", help="revert the last dream's changes")
+    p.set_defaults(func=_cli)
+
+
+def _cli(args: Any) -> int:
+    ctx = open_context(args)
+    as_json = bool(getattr(args, "json", False))
+    try:
+        if args.undo:
+            run = undo(ctx)
+            files = [c["path"] for c in run["changes"]]
+            if as_json:
+                print(json.dumps({"undone": run["run"], "files": files, "commit": run.get("commit")}, ensure_ascii=False))
+            else:
+                print(f"undid dream {run['run']}: restored {len(files)} file(s)")
+                for f in files:
+                    print(f"  {f}")
+            return 0
+        opts = DreamOptions(date=args.date, hint=args.hint or "", scan_days=args.scan_days, max_units=args.max_units,
+                            topic_count=args.topic_count, topic_diversity_days=args.topic_diversity_days)
+        try:
+            summary = asyncio.run(run_dream(ctx, opts))
+        except LockedError as exc:
+            print(f"reme-cc dream: {exc}", file=sys.stderr)
+            return 75  # EX_TEMPFAIL: not an error of this run, try later
+        print(json.dumps(asdict(summary), ensure_ascii=False, indent=2) if as_json else summary.text())
+        return 1 if summary.error or summary.failed else 0
+    finally:
+        ctx.close()
+

@@ -1,0 +1,98 @@
+"""The automatic dream, without a daemon: the SessionStart/SessionEnd hooks call
+``maybe_start_auto_dream`` which, when no dream ran in the last ``config.dream_interval_hours``,
+starts ``<python> -m reme_cc dream`` as a detached process and returns at once.
+
+Standard library only (the hooks run with the system python3). The dream itself takes the
+workspace-wide dream lock, so even two windows triggering at the same moment run one dream.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+from ..config import Config
+from ..errors import LockedError
+from ..workspace import Workspace
+
+STAMP = "metadata/dream/last_started"  # touched by every dream run (manual or automatic)
+TRIGGER_STAMP = "metadata/dream/auto_requested"  # touched when a hook spawns one (debounce)
+DREAM_LOCK = "dream"
+
+
+def last_dream_age_hours(ws: Workspace) -> float | None:
+    """Hours since a dream last started or was requested; None when never."""
+    times = []
+    for rel in (STAMP, TRIGGER_STAMP):
+        try:
+            times.append((ws.root / rel).stat().st_mtime)
+        except OSError:
+            pass
+    return None if not times else max(0.0, (time.time() - max(times)) / 3600.0)
+
+
+def touch(ws: Workspace, rel: str) -> None:
+    path = ws.root / rel
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.touch()
+    os.utime(path, None)
+
+
+def dream_running(ws: Workspace) -> bool:
+    try:
+        with ws.lock(DREAM_LOCK, timeout=0):
+            return False
+    except LockedError:
+        return True
+
+
+def plugin_python() -> str:
+    """The interpreter that has reme_cc's dependencies: the plugin environment built by
+    ``reme_cc.bootstrap`` (which honours ``REME_PYTHON``), else the running interpreter."""
+    explicit = os.environ.get("REME_PYTHON", "").strip()
+    if explicit:
+        return explicit
+    try:
+        from .. import bootstrap
+
+        if bootstrap.env_ready():
+            return str(bootstrap.env_python())
+    except Exception:  # noqa: BLE001 - no plugin env (e.g. a plain pip install): use ours
+        pass
+    return sys.executable
+
+
+def maybe_start_auto_dream(ws: Workspace, config: Config, *, python: str | None = None) -> bool:
+    """Start a detached dream if automatic dreams are on and none started in the configured interval.
+    Returns True when one was started. Never raises for the expected cases (off, recent, running)."""
+    if not config.auto_dream:
+        return False
+    age = last_dream_age_hours(ws)
+    if age is not None and age < config.dream_interval_hours:
+        return False
+    try:
+        # two hooks firing together: only the first one past this lock spawns
+        with ws.lock("dream-trigger", timeout=0):
+            age = last_dream_age_hours(ws)
+            if (age is not None and age < config.dream_interval_hours) or dream_running(ws):
+                return False
+            touch(ws, TRIGGER_STAMP)
+            _spawn(ws, python or plugin_python())
+            return True
+    except LockedError:
+        return False
+
+
+def _spawn(ws: Workspace, python: str) -> None:
+    log = ws.logs / "dream-auto.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ, REME_WORKSPACE=str(ws.root), REME_AUTO_DREAM="1")
+    with open(log, "ab") as out:
+        # start_new_session: own session and process group, so a hook timeout cannot kill it
+        subprocess.Popen(
+            [python, "-m", "reme_cc", "--workspace", str(ws.root), "dream"],
+            stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+            cwd=str(ws.root), env=env, start_new_session=True, close_fds=True,
+        )

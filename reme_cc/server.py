@@ -1,0 +1,223 @@
+"""`reme-cc mcp`: the stdio MCP server, built from the one tool registry (reme_cc.tools).
+
+Start-up is fast on purpose: the MCP handshake and ``tools/list`` are answered from the registry
+alone; opening the workspace and syncing the index (jieba dictionary, embedder) happens in the one
+worker thread in the background. Tool calls queue behind that warm-up in the same thread, so an
+early call waits instead of seeing a half-built index; a single worker also keeps SQLite/faiss
+access single-threaded while the asyncio loop stays free to answer pings and other requests.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import importlib
+import logging
+import os
+import signal
+import sys
+import threading
+import time
+import traceback
+from typing import Any
+
+from . import __version__
+from .errors import ReMeError
+
+log = logging.getLogger("reme.server")
+
+INSTRUCTIONS = (
+    "reme is the user's long-term memory: a folder of Markdown notes (daily logs, digests of people, "
+    "procedures and wiki topics, past Claude Code sessions). Use `search` (semantic + keyword) or "
+    "`traverse` (wikilink graph) to recall earlier sessions, preferences, decisions and project history, "
+    "then `read` the hits and cite their workspace paths. Never invent memories; say so when nothing is found."
+)
+
+
+class Runtime:
+    """The workspace context, opened lazily in the worker thread, and the tool executor."""
+
+    def __init__(self, workspace: str | None = None, *, warm: bool = True):
+        self.workspace = workspace
+        self.ctx: Any = None
+        self.open_error: str | None = None
+        self.executor = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="reme-tool")
+        self.started = time.monotonic()
+        self.ready = threading.Event()
+        self.executor.submit(self._warm_up if warm else self._open)
+
+    def _open(self) -> None:
+        from .tools import Context
+
+        try:
+            self.ctx = Context.open(self.workspace)
+        except ReMeError as exc:
+            self.open_error = str(exc)
+            log.error("reme: cannot open the workspace: %s", exc)
+        except Exception as exc:  # noqa: BLE001  (report, keep serving errors instead of dying)
+            self.open_error = f"cannot open the workspace: {exc!r}"
+            log.error("reme: %s\n%s", self.open_error, traceback.format_exc())
+
+    def _warm_up(self) -> None:
+        self._open()
+        if self.ctx is not None:
+            try:
+                report = self.ctx.index.sync()
+                log.info("reme: index ready in %.2fs (%s)", time.monotonic() - self.started, report)
+            except ReMeError as exc:
+                log.error("reme: index sync failed: %s", exc)
+            except Exception:  # noqa: BLE001  (tools still work on files; the error shows in `status`)
+                log.error("reme: index sync failed\n%s", traceback.format_exc())
+        self.ready.set()
+
+    def call(self, name: str, arguments: dict[str, Any] | None) -> Any:
+        """Run one tool (in the worker thread). Raises ReMeError for user-facing failures."""
+        if self.open_error:
+            raise ReMeError(self.open_error)
+        tools = registry()
+        tool = tools.get(name)
+        if tool is None:
+            raise ReMeError(f"unknown tool {name!r}; available: {', '.join(sorted(tools))}")
+        return tool.run(self.ctx, arguments or {})
+
+    def close(self, wait: float = 3.0) -> None:
+        self.executor.shutdown(wait=False, cancel_futures=True)
+        done = threading.Event()
+
+        def _close() -> None:
+            try:
+                if self.ctx is not None:
+                    self.ctx.close()
+            finally:
+                done.set()
+
+        # close in the worker's own order: after the running call (if any), bounded by `wait`
+        threading.Thread(target=lambda: (self.executor.shutdown(wait=True), _close()), daemon=True).start()
+        done.wait(wait)
+
+
+TOOL_MODULES = ("files", "daily", "search", "graph", "system")
+
+
+def registry() -> dict[str, Any]:
+    """Every registered tool. Tool modules not present (yet) are skipped with a warning, so the server
+    serves whatever exists; ``REME_EXTRA_TOOL_MODULES`` (comma-separated modules) adds more."""
+    from . import tools
+
+    names = [f"reme_cc.tools.{m}" for m in TOOL_MODULES]
+    names += [m.strip() for m in os.environ.get("REME_EXTRA_TOOL_MODULES", "").split(",") if m.strip()]
+    for name in names:
+        try:
+            importlib.import_module(name)
+        except ModuleNotFoundError as exc:
+            if exc.name != name:
+                raise  # a real missing dependency inside the module: fail loudly
+            log.warning("reme: tool module %s not found; its tools are not served", name)
+    return tools.REGISTRY
+
+
+def tool_definitions() -> list[Any]:
+    """MCP Tool objects for every registered tool (schema from the pydantic params)."""
+    import mcp_types as types
+
+    out = []
+    for t in registry().values():
+        schema = t.params.model_json_schema()
+        schema.setdefault("properties", {})
+        out.append(
+            types.Tool(
+                name=t.name,
+                description=t.description,
+                input_schema=schema,
+                annotations=types.ToolAnnotations(
+                    title=t.name.replace("_", " "),
+                    read_only_hint=t.read_only,
+                    destructive_hint=t.destructive,
+                    idempotent_hint=t.idempotent,
+                    open_world_hint=False,
+                ),
+            )
+        )
+    return out
+
+
+def build_server(runtime: Runtime) -> Any:
+    import mcp_types as types
+    from mcp.server.lowlevel import Server
+
+    tools = tool_definitions()
+
+    async def list_tools(_ctx: Any, _params: Any) -> Any:
+        return types.ListToolsResult(tools=tools)
+
+    async def call_tool(_ctx: Any, params: Any) -> Any:
+        loop = asyncio.get_running_loop()
+        try:
+            result = await loop.run_in_executor(runtime.executor, runtime.call, params.name, params.arguments)
+            return types.CallToolResult(content=_content(result), is_error=False)
+        except ReMeError as exc:
+            return _error(str(exc))
+        except RuntimeError as exc:  # executor shut down: we are stopping
+            return _error(f"reme server is shutting down ({exc}); retry")
+        except Exception as exc:  # noqa: BLE001  (never crash the server on a tool bug)
+            log.error("reme: tool %s crashed\n%s", params.name, traceback.format_exc())
+            return _error(f"{params.name} failed unexpectedly: {exc!r} (see the MCP server log)")
+
+    def _content(result: Any) -> list[Any]:
+        # images (read_image) go out as MCP image content so the model sees the picture, not base64 text
+        mime = getattr(result, "mime_type", None)
+        if isinstance(mime, str) and mime.startswith("image/") and isinstance(getattr(result, "data", None), str):
+            header = f"{getattr(result, 'path', '')}: {mime}, {getattr(result, 'size', '?')} bytes"
+            return [types.TextContent(type="text", text=header),
+                    types.ImageContent(type="image", data=result.data, mime_type=mime)]
+        return [types.TextContent(type="text", text=result.text())]
+
+    def _error(message: str) -> Any:
+        return types.CallToolResult(content=[types.TextContent(type="text", text=message)], is_error=True)
+
+    return Server("reme", version=__version__, instructions=INSTRUCTIONS,
+                  on_list_tools=list_tools, on_call_tool=call_tool)
+
+
+async def _serve(runtime: Runtime) -> None:
+    from mcp.server.stdio import stdio_server
+
+    server = build_server(runtime)
+    async with stdio_server() as (read, write):
+        await server.run(read, write, server.create_initialization_options())
+
+
+def _raise_interrupt(signum: int, _frame: Any) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def run(workspace: str | None = None) -> int:
+    """Serve MCP on stdin/stdout until EOF or SIGINT/SIGTERM."""
+    logging.basicConfig(level=os.environ.get("REME_LOG_LEVEL", "INFO"), stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(message)s")
+    # stop cleanly on the CLI's SIGINT/SIGTERM; SIGHUP too (terminal closed)
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, _raise_interrupt)
+    runtime = Runtime(workspace)
+    code = 0
+    try:
+        asyncio.run(_serve(runtime))
+    except KeyboardInterrupt:
+        pass
+    except BaseException:  # noqa: BLE001
+        log.error("reme: MCP server stopped on an error\n%s", traceback.format_exc())
+        code = 1
+    finally:
+        runtime.close()
+        sys.stdout.flush()
+    # the stdio transport reads stdin in a helper thread that may still block on read(); leave now
+    os._exit(code)
+
+
+def register_cli(subparsers: Any) -> None:
+    p = subparsers.add_parser("mcp", help="run the stdio MCP server (what Claude Code launches)")
+    p.set_defaults(func=lambda args: run(getattr(args, "workspace", None)))
+
+
+if __name__ == "__main__":
+    run(sys.argv[1] if len(sys.argv) > 1 else None)

@@ -1,0 +1,107 @@
+"""Daily tools: create a day's index page, list a day's cards, regenerate the day index."""
+
+from __future__ import annotations
+
+from pydantic import Field
+
+from ..memory import daily as day
+from . import Context, Params, ToolResult, tool
+from .files import notify_changed
+
+
+class DateParams(Params):
+    date: str | None = Field(None, description="Day as YYYY-MM-DD (default: today)")
+
+
+class DailyCardInfo(ToolResult):
+    path: str
+    name: str
+    description: str
+    frontmatter_error: str | None = None
+
+
+class DailyCreateResult(ToolResult):
+    date: str
+    path: str
+    created: bool
+    notes: list[str] = []
+
+    def text(self) -> str:
+        return "\n".join([f"{'Created' if self.created else 'Already exists:'} {self.path}"] + self.notes)
+
+
+class DailyListResult(ToolResult):
+    date: str
+    index_path: str
+    index_exists: bool
+    cards: list[DailyCardInfo]
+
+    def text(self) -> str:
+        if not self.cards:
+            return f"{self.date}: no daily cards"
+        out = [f"{self.date}: {len(self.cards)} card(s)"]
+        for c in self.cards:
+            out.append(f"- {c.path}  {c.name}" + (f": {c.description}" if c.description else ""))
+        return "\n".join(out)
+
+
+class DailyReindexResult(ToolResult):
+    date: str
+    path: str
+    cards: int
+    changed: bool
+    notes: list[str] = []
+
+    def text(self) -> str:
+        state = "updated" if self.changed else "already up to date"
+        return "\n".join([f"{self.path} {state} ({self.cards} card(s) linked)"] + self.notes)
+
+
+def _info(cards: list[day.DailyCard]) -> list[DailyCardInfo]:
+    return [DailyCardInfo(path=c.path, name=c.name, description=c.description, frontmatter_error=c.error) for c in cards]
+
+
+@tool(
+    "daily_create",
+    "Create the day index page daily/YYYY-MM-DD.md of the ReMe memory workspace (and its card folder) if it "
+    "does not exist yet; does nothing when it does.",
+    idempotent=True,
+    positional=("date",),
+)
+def daily_create(ctx: Context, params: DateParams) -> DailyCreateResult:
+    date = day.validate_date(params.date)
+    result = day.ensure_index(ctx.workspace, date)
+    note = notify_changed(ctx, result.path) if result.created else None
+    return DailyCreateResult(date=date, path=result.path, created=result.created, notes=[note] if note else [])
+
+
+@tool(
+    "daily_list",
+    "List the daily memory cards of one day (daily/YYYY-MM-DD/*.md) with their name and description: what "
+    "happened in the sessions and resources of that day.",
+    read_only=True,
+    idempotent=True,
+    positional=("date",),
+)
+def daily_list(ctx: Context, params: DateParams) -> DailyListResult:
+    date = day.validate_date(params.date)
+    ws = ctx.workspace
+    return DailyListResult(
+        date=date, index_path=day.index_path(date), index_exists=ws.resolve(day.index_path(date)).exists(),
+        cards=_info(day.list_cards(ws, date)),
+    )
+
+
+@tool(
+    "daily_reindex",
+    "Regenerate the day index page daily/YYYY-MM-DD.md so it links every card of that day with its "
+    "description. Only the generated block is rewritten; hand-written text around it is kept. Idempotent.",
+    idempotent=True,
+    positional=("date",),
+)
+def daily_reindex(ctx: Context, params: DateParams) -> DailyReindexResult:
+    date = day.validate_date(params.date)
+    result = day.reindex(ctx.workspace, date)
+    note = notify_changed(ctx, result.path) if result.changed else None
+    return DailyReindexResult(date=date, path=result.path, cards=len(result.cards), changed=result.changed,
+                              notes=[note] if note else [])

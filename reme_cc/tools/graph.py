@@ -1,0 +1,68 @@
+"""Graph tool: walk the wikilink graph from one or more notes."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from . import Context, Params, ToolResult, tool
+
+
+class TraverseParams(Params):
+    seeds: list[str] = Field(description="Workspace paths to start from, e.g. [\"digest/wiki/x.md\"].", min_length=1)
+    depth: int = Field(1, description="How many link hops to follow (1-5).")
+    direction: Literal["in", "out", "both"] = Field("both", description="Follow outlinks, inlinks or both.")
+
+
+class NodeOut(BaseModel):
+    path: str
+    name: str | None = None
+    description: str | None = None
+    exists: bool
+    depth: int
+
+
+class EdgeOut(BaseModel):
+    source: str
+    target: str
+    predicate: str | None = None
+    anchor: str | None = None
+    alias: str | None = None
+    line: int
+    resolved: bool
+
+
+class TraverseResult(ToolResult):
+    nodes: list[NodeOut]
+    edges: list[EdgeOut]
+
+    def text(self) -> str:
+        lines = [f"nodes ({len(self.nodes)}):"]
+        for n in self.nodes:
+            desc = " ".join((n.description or "").split())
+            state = "" if n.exists else "  (not found)"
+            lines.append(f'  [{n.depth}] {n.path}  name="{n.name or ""}"  description="{desc}"{state}')
+        lines.append(f"edges ({len(self.edges)}):")
+        for e in self.edges:
+            via = f"predicate={e.predicate}" if e.predicate else "plain"
+            anchor = f"#{e.anchor}" if e.anchor else ""
+            lines.append(f"  {e.source}:{e.line} → {e.target}{anchor}  via {via}")
+        return "\n".join(lines)
+
+
+@tool(
+    "traverse",
+    "Walk the [[wikilink]] graph of the ReMe workspace from one or more notes: returns the linked notes "
+    "(path, name, description, hop depth) and the links between them (predicate, anchor). direction: out "
+    "(what these notes cite), in (what cites them) or both.",
+    read_only=True,
+    idempotent=True,
+    positional=("seeds",),
+)
+def traverse(ctx: Context, params: TraverseParams) -> TraverseResult:
+    graph = ctx.index.traverse(params.seeds, params.depth, params.direction)
+    return TraverseResult(
+        nodes=[NodeOut(**asdict(n)) for n in graph.nodes], edges=[EdgeOut(**asdict(e)) for e in graph.edges]
+    )

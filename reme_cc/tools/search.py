@@ -1,0 +1,120 @@
+"""Search tools: hybrid chunk search with one-hop link expansion, and node-level digest search."""
+
+from __future__ import annotations
+
+from dataclasses import asdict
+
+from pydantic import BaseModel, Field
+
+from ..index.search import render
+from . import Context, Params, ToolResult, tool
+
+
+class NeighbourOut(BaseModel):
+    path: str
+    name: str | None = None
+    description: str | None = None
+    predicate: str | None = None
+    exists: bool = True
+
+
+class HitOut(BaseModel):
+    path: str
+    start_line: int
+    end_line: int
+    score: float
+    vector: float
+    keyword: float
+    text: str
+    outlinks: list[NeighbourOut]
+    inlinks: list[NeighbourOut]
+    outlinks_total: int = 0  # distinct neighbours before the cap of 10
+    inlinks_total: int = 0
+
+
+class SearchParams(Params):
+    query: str = Field(description="What to look for: words, a name, a question (Chinese or English).")
+    limit: int = Field(5, description="How many chunks to return (1-100).")
+    min_score: float = Field(0.0, description="Drop results whose fused score is below this (RRF scores are ~0.005-0.016).")
+    start_date: str | None = Field(None, description="Only files dated on/after this day (YYYY-MM-DD, inclusive).")
+    end_date: str | None = Field(None, description="Only files dated on/before this day (YYYY-MM-DD, inclusive).")
+
+
+class SearchResult(ToolResult):
+    results: list[HitOut]
+    counts: dict[str, int]
+    warnings: list[str] = []
+
+    def text(self) -> str:
+        from ..index import Hit, Neighbor, SearchResponse
+
+        hits = [
+            Hit(h.path, h.start_line, h.end_line, h.score, h.vector, h.keyword, h.text,
+                [Neighbor(**n.model_dump()) for n in h.outlinks], [Neighbor(**n.model_dump()) for n in h.inlinks],
+                h.outlinks_total, h.inlinks_total)
+            for h in self.results
+        ]
+        return render(SearchResponse(hits, self.counts, self.warnings))
+
+
+@tool(
+    "search",
+    "Search the ReMe long-term memory (daily notes, digest nodes, resources) by meaning and by keyword "
+    "(hybrid vector + BM25, fused by RRF). Returns the best chunks with path:lines and scores, plus each "
+    "hit's linked notes (outlinks →, inlinks ←) by name and description only; read a path to see more. "
+    "Filter by start_date/end_date (YYYY-MM-DD).",
+    read_only=True,
+    idempotent=True,
+    positional=("query",),
+)
+def search(ctx: Context, params: SearchParams) -> SearchResult:
+    resp = ctx.index.search(params.query, params.limit, params.min_score, params.start_date, params.end_date)
+    results = [
+        HitOut(
+            path=h.path, start_line=h.start_line, end_line=h.end_line, score=h.score, vector=h.vector,
+            keyword=h.keyword, text=h.text,
+            outlinks=[NeighbourOut(**asdict(n)) for n in h.outlinks],
+            inlinks=[NeighbourOut(**asdict(n)) for n in h.inlinks],
+            outlinks_total=h.outlinks_total, inlinks_total=h.inlinks_total,
+        )
+        for h in resp.results
+    ]
+    return SearchResult(results=results, counts=resp.counts, warnings=resp.warnings)
+
+
+class NodeSearchParams(Params):
+    query: str = Field(description="A topic, name or phrase to match against digest nodes' name/description/path.")
+    limit: int = Field(20, description="How many nodes to return (1-200).")
+
+
+class NodeOut(BaseModel):
+    path: str
+    name: str | None = None
+    description: str | None = None
+    score: float
+
+
+class NodeSearchResult(ToolResult):
+    nodes: list[NodeOut]
+
+    def text(self) -> str:
+        if not self.nodes:
+            return "no matching digest nodes"
+        return "\n".join(
+            f'{n.path}  name="{n.name or ""}"  description="{" ".join((n.description or "").split())}"  score={n.score:.4f}'
+            for n in self.nodes
+        )
+
+
+@tool(
+    "node_search",
+    "Find existing digest nodes (digest/personal, procedure, wiki) whose name, description or path match a "
+    "topic. Node level only (no body text): use it before creating a node, to update an existing one instead "
+    "of duplicating it.",
+    read_only=True,
+    idempotent=True,
+    positional=("query",),
+)
+def node_search(ctx: Context, params: NodeSearchParams) -> NodeSearchResult:
+    hits = ctx.index.node_search(params.query, params.limit)
+    return NodeSearchResult(nodes=[NodeOut(**asdict(h)) for h in hits])
