@@ -69,8 +69,8 @@ def generate(root: Path, files: int, seed: int = 1) -> dict:
     for rel, topic, day in cards:
         node = rng.choice(digest)
         body = [f"---\nname: {topic} session {rel.rsplit('-', 1)[1][:-3]}\ndescription: {day} 对话卡片 about {topic}\n"
-                f"session_id: {rng.getrandbits(64):016x}\n---", "## 发生了什么", para(rng, 3),
-                "## 结论", para(rng, 2), "## 决定 Decisions", para(rng, 2), "## 待办 Follow-ups", para(rng, 2)]
+                f"session_id: {rng.getrandbits(64):016x}\n---", "## 发生了什么", para(rng, 8),
+                "## 结论", para(rng, 5), "## 决定 Decisions", para(rng, 5), "## 待办 Follow-ups", para(rng, 4)]
         if rng.random() < 0.3:
             body.append("```python\ndef retry(n):\n    return min(2 ** n, 60)\n```")
         body.append(f"## 关联\n[[{node[0]}]]")

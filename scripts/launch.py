@@ -27,9 +27,7 @@ def server_argv(python: str) -> list[str]:
 
 
 def _exec(argv: list[str]) -> None:
-    # the plugin root must not shadow the env's installed copy of reme_cc
-    os.environ.pop("PYTHONPATH", None) if os.environ.get("PYTHONPATH") == str(ROOT) else None
-    os.execv(argv[0], argv)
+    os.execv(argv[0], argv)  # replace this process: no extra process to orphan, signals go straight to it
 
 
 def main(argv: list[str]) -> int:

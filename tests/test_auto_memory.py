@@ -281,3 +281,26 @@ def test_record_rejects_bad_session_ids_and_honours_record_off(ws):
     with pytest.raises(InvalidInputError):
         record_session(ctx, "../etc")
     assert record_session(Context(ws, Config(record=False)), "abc").status == "disabled"
+
+
+def test_daily_write_is_agent_only(ws):
+    from reme_cc.memory.agent import AGENT_TOOLS
+    from reme_cc.tools import all_tools
+
+    assert "daily_write" in AGENT_TOOLS
+    assert "daily_write" not in all_tools()  # the MCP server and the CLI are built from this registry
+    with pytest.raises(InvalidInputError, match="only available inside a recorder run"):
+        AGENT_TOOLS["daily_write"].run(Context(ws, Config()), {"name": "x", "description": "d", "content": "c"})
+
+
+def test_cursor_survives_a_rewritten_copy():
+    from reme_cc.memory.auto_memory import _start_line
+
+    entries = [(0, {"uuid": "a", "timestamp": "2026-11-30T01:00:00Z"}),
+               (1, {"uuid": "b", "timestamp": "2026-11-30T02:00:00Z"}),
+               (2, {"uuid": "c", "timestamp": "2026-11-30T03:00:00Z"})]
+    assert _start_line(entries, {}) == 0
+    assert _start_line(entries, {"uuid": "b", "line": 1}) == 2
+    assert _start_line(entries, {"uuid": "b", "line": 7}) == 2  # stale line hint: found by uuid
+    assert _start_line(entries, {"uuid": "gone", "line": 1, "timestamp": "2026-11-30T02:00:00Z"}) == 2
+    assert _start_line(entries, {"uuid": "c", "line": 2}) == 3

@@ -106,7 +106,7 @@ def test_first_install_builds_env_with_pip_and_serves(tmp_path):
     """The real thing: python3 -m venv + pip install of this repo into CLAUDE_PLUGIN_DATA, then the
     launcher execs the real server from it. Prints the measured times."""
     t0 = time.monotonic()
-    run = _bootstrap(tmp_path, REPO, "--ensure")
+    run = _bootstrap(tmp_path, REPO, "--ensure", PIP_CACHE_DIR=str(tmp_path / "pip-cache"))  # truly cold
     build_s = time.monotonic() - t0
     assert run.returncode == 0, run.stderr[-3000:]
     python = Path(run.stdout.strip())

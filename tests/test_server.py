@@ -48,7 +48,7 @@ def test_lists_every_registered_tool_fast_with_schema_and_annotations(tmp_path):
 
         assert set(by_name) == set(registry())
         print(f"tools listed {listed:.2f}s after spawn")
-        assert listed < 3.0  # target 1.5 s on an idle machine; CI machines are shared
+        assert listed < 8.0  # target 1.5 s (0.8 s measured idle); generous because CI cores are shared
         assert srv.stop() == 0
 
 

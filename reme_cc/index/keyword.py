@@ -8,6 +8,7 @@ FTS5 is incremental, multi-process safe and needs no tombstone handling.
 from __future__ import annotations
 
 import logging
+import re
 import sqlite3
 import threading
 
@@ -31,13 +32,25 @@ def _jieba():
     return jieba
 
 
-def _is_term(tok: str) -> bool:
-    # FTS5's unicode61 splits on anything that is not a letter/number; drop tokens with none.
-    return any(c.isalnum() for c in tok)
+# Only CJK runs go through jieba (it is slow on Latin text and adds nothing there); everything else
+# is split into letter/digit runs, which is exactly what FTS5's unicode61 tokenizer would keep.
+_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+")
+_WORD = re.compile(r"[^\W_]+")
 
 
 def tokens(text: str) -> list[str]:
-    return [t for t in (x.strip() for x in _jieba().cut_for_search(text.lower())) if t and _is_term(t)]
+    text = text.lower()
+    out: list[str] = []
+    pos = 0
+    cut = None
+    for m in _CJK.finditer(text):
+        out += _WORD.findall(text[pos : m.start()])
+        if cut is None:
+            cut = _jieba().cut_for_search
+        out += [t for t in cut(m.group()) if t.strip()]
+        pos = m.end()
+    out += _WORD.findall(text[pos:])
+    return out
 
 
 def tokenize(text: str) -> str:

@@ -237,7 +237,15 @@ async def run_agent(ctx: Context, agent: str | AgentSpec, prompt: str, *, tools:
 
 
 def run_agent_sync(ctx: Context, agent: str | AgentSpec, prompt: str, **kw: Any) -> AgentRun:
-    return asyncio.run(run_agent(ctx, agent, prompt, **kw))
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(run_agent(ctx, agent, prompt, **kw))
+    # called from inside an event loop (e.g. an async server): run in a helper thread's own loop
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, run_agent(ctx, agent, prompt, **kw)).result()
 
 
 # ---------------------------------------------------------------------------------------------

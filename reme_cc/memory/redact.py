@@ -91,7 +91,16 @@ def _compile() -> tuple[re.Pattern[str], dict[str, str], dict[str, list[str]]]:
     return re.compile("|".join(parts)), kinds, values
 
 
-_SECRETS, _KINDS, _VALUE_GROUPS = _compile()
+_SECRETS: re.Pattern[str] | None = None  # compiled on first use (~10 ms): no-op hook runs skip it
+_KINDS: dict[str, str] = {}
+_VALUE_GROUPS: dict[str, list[str]] = {}
+
+
+def _secrets() -> re.Pattern[str]:
+    global _SECRETS, _KINDS, _VALUE_GROUPS
+    if _SECRETS is None:
+        _SECRETS, _KINDS, _VALUE_GROUPS = _compile()
+    return _SECRETS
 
 # Cheap gate: text with none of these substrings cannot match any pattern, so the big regex is
 # skipped (most transcript strings are short prose).
@@ -111,6 +120,7 @@ def redact_counts(text: str) -> tuple[str, dict[str, int]]:
     counts: dict[str, int] = {}
     if not text or not _HINTS.search(text):
         return text, counts
+    secrets = _secrets()
 
     def sub(m: re.Match[str]) -> str:
         name = m.lastgroup or ""
@@ -119,7 +129,7 @@ def redact_counts(text: str) -> tuple[str, dict[str, int]]:
             if m.group(g) is not None:
                 s, e = m.span(g)
                 # `OPENAI_API_KEY=sk-proj-…`: name the provider rather than the generic context.
-                inner = _SECRETS.search(m.string, s, e)
+                inner = secrets.search(m.string, s, e)
                 if inner is not None and inner.start() == s and not _VALUE_GROUPS.get(inner.lastgroup or ""):
                     kind = _KINDS.get(inner.lastgroup or "", kind)
                 counts[kind] = counts.get(kind, 0) + 1
@@ -127,7 +137,7 @@ def redact_counts(text: str) -> tuple[str, dict[str, int]]:
         counts[kind] = counts.get(kind, 0) + 1
         return f"[REDACTED:{kind}]"
 
-    return _SECRETS.sub(sub, text), counts
+    return secrets.sub(sub, text), counts
 
 
 _PRIVATE = re.compile(r"<private>.*?(?:</private>|\Z)", re.IGNORECASE | re.DOTALL)

@@ -174,14 +174,15 @@ def save_catalog(ctx: Context, entries: dict[str, dict[str, Any]]) -> None:
     ctx.workspace.write_text(CATALOG, json.dumps({"resources": entries}, ensure_ascii=False, indent=1))
 
 
-def listed_card(res: Resource) -> str:
-    """The card of a resource we do not interpret: what it is, never what it says."""
+def listed_card(res: Resource) -> tuple[str, str]:
+    """(name, card) for a resource we do not interpret: what it is, never what it says."""
     name = res.path.rsplit("/", 1)[-1]
     why = "a binary file" if res.kind == "binary" else f"larger than {MAX_TEXT_BYTES // 1_000_000} MB"
-    meta = {"name": name, "description": f"Resource {name} ({res.size:,} bytes; {why}, listed, not interpreted)"}
+    meta = {"name": name, "description": f"Resource {name} ({res.size:,} bytes; {why}, listed, not interpreted)",
+            "source_resource": link_of(res.path), "resource_sha256": res.sha256}
     body = (f"# {name}\n\nThe resource {link_of(res.path)} is {why} ({res.size:,} bytes), so it is listed "
             "here without being read. Open it directly to see its contents.\n")
-    return render_note(meta, body)
+    return name, render_note(meta, body)
 
 
 def _finish_card(card_md: str, res: Resource, fallback_name: str) -> tuple[str, str]:
@@ -260,7 +261,7 @@ async def sync_resources(
         async def make(res: Resource) -> tuple[Resource, str, str, int] | None:
             fallback = res.path.rsplit("/", 1)[-1].rsplit(".", 1)[0] or "resource"
             if res.kind != "text":  # listed by code, never sent to a model
-                name, card = _finish_card(listed_card(res), res, fallback)
+                name, card = listed_card(res)
                 return res, name, card, 0
             async with sem:
                 try:

@@ -9,7 +9,7 @@ previous call; per-source progress lives in ``metadata/transcripts/<session_id>.
 
 * ``offset``: bytes of the source consumed so far (always just after a ``\\n``: a line still being
   written by Claude Code is never consumed);
-* ``dev``/``ino`` and ``tail`` (hash of the 64 bytes before ``offset``): if the source was replaced,
+* ``dev``/``ino`` and ``tail`` (the 64 bytes before ``offset``): if the source was replaced,
   truncated or rewritten, the copy re-scans it from the start and skips every uuid the copy already
   holds, so nothing is duplicated or lost;
 * ``dest_size``: the copy's size after our last append. A different size means an earlier run died
@@ -23,7 +23,6 @@ Readers that race an append use :func:`read_copy`, which ignores an unterminated
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import re
@@ -248,8 +247,9 @@ def save_state(ws: Workspace, session_id: str, state: dict[str, Any]) -> None:
 
 
 def _tail_hash(fd: int, offset: int) -> str:
+    """The bytes just before ``offset`` (hex): if they change, the source was rewritten."""
     start = max(0, offset - _TAIL_BYTES)
-    return hashlib.sha1(os.pread(fd, offset - start, start)).hexdigest()
+    return os.pread(fd, offset - start, start).hex()
 
 
 def subagent_sources(transcript: Path) -> list[Path]:

@@ -506,8 +506,8 @@ class _MarkdownChunker:
         prefix = ancestors + own
         budget = self._budget(prefix)
         # 2. intro blocks, packed
-        child_heads = [c.heading for c in sec.children if c.heading]
-        intro_trailing = child_heads + following
+        child_heads = [c.heading for c in sec.children[:_TRAILING] if c.heading]
+        intro_trailing = (child_heads + following)[:_TRAILING]
         pieces = self._pack(sec.blocks, budget)
         if pieces and sec.heading:
             pieces[0].start = sec.start  # the first piece also covers the heading line(s)
@@ -515,16 +515,16 @@ class _MarkdownChunker:
             self._emit(prefix, p, intro_trailing, prefix)
         # 3. subsections
         for k, child in enumerate(sec.children):
-            after = [c.heading for c in sec.children[k + 1 :] if c.heading] + following
+            # only the first few following headings are ever shown (keeps huge files linear)
+            after = ([c.heading for c in sec.children[k + 1 : k + 1 + _TRAILING] if c.heading] + following)[:_TRAILING]
             self._section(child, prefix, after)
         if sec.heading and len(self.chunks) == before:
             # heading only and oversized: emit it alone so its line is still covered
             self._emit(ancestors, _Piece(sec.start, sec.heading_end, L.text(sec.start, sec.heading_end)), following, prefix)
         elif sec.heading and not pieces and len(self.chunks) > before:
             # no intro: the first subsection chunk also covers this heading's line(s)
-            c = min(self.chunks[before:], key=lambda ch: ch.start_line)
-            idx = self.chunks.index(c, before)
-            self.chunks[idx] = Chunk(c.text, sec.start + 1, c.end_line, c.headings, c.hash)
+            c = self.chunks[before]  # chunks are emitted in document order
+            self.chunks[before] = Chunk(c.text, sec.start + 1, c.end_line, c.headings, c.hash)
 
     def _pack(self, blocks: list[_Block], budget: int) -> list[_Piece]:
         L = self.L

@@ -134,7 +134,9 @@ def render_value(key: str, value: Any) -> str:
             Dumper=_Dumper,
             allow_unicode=True,
             sort_keys=False,
-            default_flow_style=None,  # flow style only for lists/maps of scalars: tags: [a, b]
+            # flow style only inside collections (tags: [a, b]); a scalar at the top level would
+            # otherwise be dumped as the flow mapping `{key: value}`
+            default_flow_style=None if isinstance(value, (list, tuple, dict)) else False,
             width=10_000,
         )
     except yaml.YAMLError as exc:

