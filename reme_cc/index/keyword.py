@@ -38,6 +38,16 @@ _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-
 _WORD = re.compile(r"[^\W_]+")
 
 
+# Function words carry no topic: matching them lets BM25 push noise above vector hits in the fusion.
+STOPWORDS = frozenset(
+    "a an the and or but if of to in on at by for with from as is are was were be been being it its this that "
+    "these those i me my we our you your he she they them their his her what which who whom how when where why "
+    "do does did done have has had not no so than then there here can could will would should may might must "
+    "about into over after before up down out off again very just also too any all some such only own same "
+    "的 了 是 在 和 与 及 或 也 都 就 而 把 被 让 给 对 从 向 着 过 吗 呢 吧 啊 之 其 这 那 我 你 他 她 它 们 个 有 为 以 于 并 等 中".split()
+)
+
+
 def tokens(text: str) -> list[str]:
     text = text.lower()
     out: list[str] = []
@@ -50,7 +60,7 @@ def tokens(text: str) -> list[str]:
         out += [t for t in cut(m.group()) if t.strip()]
         pos = m.end()
     out += _WORD.findall(text[pos:])
-    return out
+    return [t for t in out if t not in STOPWORDS]
 
 
 def tokenize(text: str) -> str:

@@ -114,16 +114,26 @@ class VectorStore:
     def _fetch(self, conn: sqlite3.Connection, ids: list[int]) -> tuple[np.ndarray, np.ndarray]:
         out_v: list[bytes] = []
         out_i: list[int] = []
-        for start in range(0, len(ids), 900):
-            part = ids[start : start + 900]
-            marks = ",".join("?" * len(part))
+        if len(ids) > 2000:  # many: one scan of the join is cheaper than thousands of probes
+            wanted = set(ids)
             for cid, blob in conn.execute(
-                f"SELECT c.id, e.vector FROM chunks c JOIN embeddings e ON e.model = ? AND e.hash = c.hash "
-                f"WHERE c.id IN ({marks})",
-                (self.model, *part),
+                "SELECT c.id, e.vector FROM chunks c JOIN embeddings e ON e.model = ? AND e.hash = c.hash", (self.model,)
             ):
-                out_i.append(cid)
-                out_v.append(blob)
+                if cid in wanted:
+                    out_i.append(cid)
+                    out_v.append(blob)
+        else:
+            for start in range(0, len(ids), 500):
+                part = ids[start : start + 500]
+                marks = ",".join("?" * len(part))
+                # CROSS JOIN pins chunks as the outer loop (else SQLite walks every embedding of the model)
+                for cid, blob in conn.execute(
+                    f"SELECT c.id, e.vector FROM chunks c CROSS JOIN embeddings e ON e.model = ? AND e.hash = c.hash "
+                    f"WHERE c.id IN ({marks})",
+                    (self.model, *part),
+                ):
+                    out_i.append(cid)
+                    out_v.append(blob)
         if not out_i:
             return np.zeros((0, self.dim or 1), np.float32), np.zeros(0, np.int64)
         vecs = np.frombuffer(b"".join(out_v), dtype=np.float32).reshape(len(out_i), -1)

@@ -19,8 +19,8 @@ of each ancestor; at most _TRAILING of them), as in document 003's example. The 
 (max_chars) applies to ancestor headings + fragment; the trailing skeleton is extra.
 
 start_line/end_line are 1-based inclusive lines of the ORIGINAL file covering the fragment (the
-first chunk of a section also covers its heading line). Lines are split on "\\n" after CRLF and
-lone CR are normalised to "\\n".
+first chunk of a section also covers its heading line). Lines are split on "\\n" after CRLF is
+normalised to "\\n" (a lone CR is not a line break, as in `read` and the link parser).
 
 Above _AST_LIMIT characters the mistletoe parse is skipped for a line scanner (ATX headings and
 code fences only; tables/lists become plain text blocks), which keeps 50 MB files fast.
@@ -30,8 +30,12 @@ Binary data (NUL bytes) yields no chunks.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
+import itertools
 import re
+import threading
+from array import array
 from dataclasses import dataclass, field
 from typing import Iterable
 
@@ -45,6 +49,7 @@ _AST_LIMIT = 1_000_000  # characters of Markdown body parsed with mistletoe
 _TRAILING = 6  # max headings in the trailing skeleton
 _MIN_MAX_CHARS = 80
 _MD_EXT = (".md", ".markdown", ".mdx")
+_MISTLETOE_LOCK = threading.Lock()
 
 
 @dataclass(frozen=True)
@@ -65,7 +70,9 @@ def _make(text: str, start: int, end: int, headings: Iterable[str] = ()) -> Chun
 
 
 def normalize_newlines(text: str) -> str:
-    return text.replace("\r\n", "\n").replace("\r", "\n")
+    """CRLF -> LF. A lone CR is left alone: `read` and the link parser split on LF only, and line
+    numbers must agree everywhere."""
+    return text.replace("\r\n", "\n")
 
 
 def split_lines(text: str) -> list[str]:
@@ -117,15 +124,14 @@ def _split_long(s: str, limit: int) -> list[str]:
     Never cuts inside a `[[...]]` (a link longer than the limit stays whole, oversized)."""
     if len(s) <= limit:
         return [s]
-    spans = link_spans(s)
-    sentence_cuts = sorted({m.end() for m in _SENTENCE_END_RE.finditer(s)})
+    spans = link_spans(s)  # sorted, non-overlapping
+    span_starts = [a for a, _ in spans]
+    sentence_cuts = [m.end() for m in _SENTENCE_END_RE.finditer(s)]  # ascending
 
     def inside_link(pos: int) -> tuple[int, int] | None:
-        for a, b in spans:
-            if a < pos < b:
-                return a, b
-            if a >= pos:
-                break
+        k = bisect.bisect_left(span_starts, pos) - 1  # last span starting before pos
+        if k >= 0 and spans[k][1] > pos:
+            return spans[k]
         return None
 
     pieces: list[str] = []
@@ -133,15 +139,17 @@ def _split_long(s: str, limit: int) -> list[str]:
     n = len(s)
     while n - pos > limit:
         hard = pos + limit
+        floor = pos + limit // 3  # never make a piece shorter than a third of the limit
         cut = -1
-        # prefer the last sentence end in the window's second half
-        for c in reversed(sentence_cuts):
-            if c <= hard:
-                if c > pos + limit // 3 and not inside_link(c):
-                    cut = c
+        # prefer the last sentence end in the window
+        k = bisect.bisect_right(sentence_cuts, hard) - 1
+        while k >= 0 and sentence_cuts[k] > floor:
+            if not inside_link(sentence_cuts[k]):
+                cut = sentence_cuts[k]
                 break
+            k -= 1
         if cut == -1:
-            sp = s.rfind(" ", pos + limit // 3, hard)
+            sp = s.rfind(" ", floor, hard)
             if sp != -1 and not inside_link(sp + 1):
                 cut = sp + 1
         if cut == -1:
@@ -161,12 +169,9 @@ class _Lines:
 
     def __init__(self, lines: list[str]):
         self.lines = lines
-        cum = [0] * (len(lines) + 1)
-        total = 0
-        for i, line in enumerate(lines):
-            total += len(line) + 1
-            cum[i + 1] = total
-        self.cum = cum
+        # cum[i] = characters before line i (each line + its "\n"); an int64 array keeps 50 MB
+        # files (millions of lines) cheap
+        self.cum = array("q", itertools.accumulate((len(line) + 1 for line in lines), initial=0))
 
     def span_len(self, s: int, e: int) -> int:
         """Length of "\\n".join(lines[s:e+1])."""
@@ -179,7 +184,7 @@ class _Lines:
         return not self.lines[i].strip()
 
 
-@dataclass
+@dataclass(slots=True)
 class _Piece:
     start: int  # 0-based line index, inclusive
     end: int
@@ -222,7 +227,7 @@ def _mark(pieces: list[_Piece]) -> list[_Piece]:
 def _chunk_plain(text: str, max_chars: int) -> list[Chunk]:
     """Line-packed chunks; the next chunk repeats the previous chunk's last lines (<= overlap)."""
     L = _Lines(split_lines(text))
-    overlap = min(200, max_chars // 10)
+    overlap = min(200, max_chars // 5)
     chunks: list[Chunk] = []
     i, n = 0, len(L.lines)
     while i < n:
@@ -240,28 +245,35 @@ def _chunk_plain(text: str, max_chars: int) -> list[Chunk]:
         while j > i and L.blank(j):
             j -= 1
         chunks.append(_make(L.text(i, j), i + 1, j + 1))
-        # overlap: restart at the last lines of this chunk that fit in `overlap`, but always advance
+        # overlap: the next chunk repeats the last lines of this one (<= overlap chars), only when
+        # they fit together with the next line; otherwise it would be a redundant sub-chunk
+        nxt = j + 1
+        while nxt < n and L.blank(nxt):
+            nxt += 1
+        if nxt >= n:
+            break
         k = j + 1
-        while k - 1 > i and L.span_len(k - 1, j) <= overlap:
-            k -= 1
-        i = k if k <= j and k > i else j + 1
+        if len(L.lines[nxt]) <= max_chars:
+            while k - 1 > i and L.span_len(k - 1, j) <= overlap and L.span_len(k - 1, nxt) <= max_chars:
+                k -= 1
+        i = k if k <= j else nxt
     return chunks
 
 
 def _chunk_jsonl(text: str, max_chars: int) -> list[Chunk]:
     """One record per line, consecutive records grouped up to max_chars; a huge record is split
     in-line (same line number, `[Part X/N]`)."""
-    L = _Lines(split_lines(text))
+    lines = split_lines(text)
     chunks: list[Chunk] = []
     group: list[int] = []
+    size = 0  # chars of "\n".join(records in group)
 
     def flush() -> None:
         if group:
-            s, e = group[0], group[-1]
-            chunks.append(_make("\n".join(L.lines[k] for k in group), s + 1, e + 1))
+            chunks.append(_make("\n".join(lines[k] for k in group), group[0] + 1, group[-1] + 1))
             group.clear()
 
-    for i, line in enumerate(L.lines):
+    for i, line in enumerate(lines):
         if not line.strip():
             continue
         if len(line) > max_chars:
@@ -270,22 +282,19 @@ def _chunk_jsonl(text: str, max_chars: int) -> list[Chunk]:
             for k, p in enumerate(parts, 1):
                 chunks.append(_make(f"[Part {k}/{len(parts)}]\n{p}", i + 1, i + 1))
             continue
-        if group and L.span_len(group[0], i) - _blank_chars(L, group[0], i) > max_chars:
+        if group and size + 1 + len(line) > max_chars:
             flush()
+        size = len(line) if not group else size + 1 + len(line)
         group.append(i)
     flush()
     return chunks
-
-
-def _blank_chars(L: _Lines, s: int, e: int) -> int:
-    return sum(len(L.lines[k]) + 1 for k in range(s, e + 1) if not L.lines[k].strip())
 
 
 # ---------------------------------------------------------------------------------------------
 # Markdown
 
 
-@dataclass
+@dataclass(slots=True)
 class _Block:
     kind: str  # heading | table | code | list | text
     start: int  # 0-based line index in the whole file
@@ -295,7 +304,7 @@ class _Block:
     closed: bool = True  # code fences
 
 
-@dataclass
+@dataclass(slots=True)
 class _Section:
     heading: str | None
     level: int
@@ -333,7 +342,8 @@ class _MarkdownChunker:
     def _ast_blocks(self, body: list[str]) -> list[_Block]:
         from mistletoe import block_token
 
-        doc = block_token.Document([line + "\n" for line in body])
+        with _MISTLETOE_LOCK:  # mistletoe keeps the document being parsed in a module global
+            doc = block_token.Document([line + "\n" for line in body])
         off = self.body_off
         starts: list[tuple[int, object]] = []
         for tok in doc.children or []:
@@ -368,11 +378,11 @@ class _MarkdownChunker:
                 blocks.append(_Block("list", s, e, units=units))
             else:
                 blocks.append(_Block("text", s, e))
-        # lines before the first block (mistletoe never skips content, but be safe)
-        if blocks:
-            first = next((i for i in range(off, blocks[0].start) if not self.L.blank(i)), None)
-            if first is not None:
-                blocks.insert(0, _Block("text", first, blocks[0].start - 1))
+        # lines mistletoe keeps out of `children` (link reference definitions) before the first block
+        stop = blocks[0].start if blocks else last_content + 1
+        first = next((i for i in range(off, stop) if not self.L.blank(i)), None)
+        if first is not None:
+            blocks.insert(0, _Block("text", first, stop - 1))
         return blocks
 
     def _closes_fence(self, s: int, e: int) -> bool:
@@ -489,6 +499,8 @@ class _MarkdownChunker:
 
     def _section(self, sec: _Section, ancestors: list[str], following: list[str]) -> None:
         """Chunk `sec`. `ancestors` are the headings above it, `following` the headings after it."""
+        if sec.heading is None and not sec.blocks and len(sec.children) == 1:
+            sec = sec.children[0]  # a document that is one section: the root adds nothing
         own = [sec.heading] if sec.heading else []
         L = self.L
         first_line = sec.start if sec.heading else next(

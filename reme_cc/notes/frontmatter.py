@@ -129,18 +129,24 @@ def render_value(key: str, value: Any) -> str:
     (a bare `[[x]]` is a YAML flow sequence), so values round-trip exactly.
     """
     try:
-        return yaml.dump(
-            {key: value},
-            Dumper=_Dumper,
-            allow_unicode=True,
-            sort_keys=False,
-            # flow style only inside collections (tags: [a, b]); a scalar at the top level would
-            # otherwise be dumped as the flow mapping `{key: value}`
-            default_flow_style=None if isinstance(value, (list, tuple, dict)) else False,
-            width=10_000,
-        )
+        for allow_unicode in (True, False):
+            text = yaml.dump(
+                {key: value},
+                Dumper=_Dumper,
+                allow_unicode=allow_unicode,
+                sort_keys=False,
+                # flow style only inside collections (tags: [a, b]); a scalar at the top level would
+                # otherwise be dumped as the flow mapping `{key: value}`
+                default_flow_style=None if isinstance(value, (list, tuple, dict)) else False,
+                width=10_000,
+            )
+            # PyYAML writes a few characters (e.g. U+0085) raw and reads them back differently;
+            # then fall back to escaped non-ASCII.
+            if _load(text)[0] == {key: value}:
+                return text
     except yaml.YAMLError as exc:
         raise InvalidInputError(f"frontmatter value for {key!r} cannot be written as YAML: {exc}") from exc
+    return text
 
 
 def render_note(meta: dict[str, Any], body: str) -> str:
@@ -260,4 +266,7 @@ def merge_frontmatter(text: str, updates: dict[str, Any], delete: Iterable[str] 
         if key not in done:
             out.append(render_value(str(key), value))
     out.extend(trailer)
-    return opening + "".join(out) + closing + body
+    block = "".join(out)
+    if opening.endswith("\r\n"):  # keep a CRLF file CRLF (rendered entries come out with LF)
+        block = re.sub(r"(?<!\r)\n", "\r\n", block)
+    return opening + block + closing + body

@@ -14,7 +14,9 @@ Rules:
 * Frontmatter: links in a leading `---` YAML block are parsed too, with the top-level key as the
   predicate (`source_conversation: "[[session/claude_code/x.jsonl]]"` -> predicate
   "source_conversation"), so provenance becomes labelled graph edges.
-* resolve_target: exact workspace path first, then the Obsidian short form by unique stem.
+* resolve_target: exact workspace path first, then the Obsidian short form by unique stem or file
+  name (a full file-name match wins over a stem match; an extension-less link prefers the single
+  `.md` candidate); several left -> "ambiguous", none -> "missing".
 """
 
 from __future__ import annotations
@@ -22,6 +24,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from typing import Callable, Collection, Iterable, Mapping
+
+from ..errors import InvalidInputError
 
 __all__ = [
     "WikiLink",
@@ -293,7 +297,7 @@ def rewrite_links(text: str, retarget: Callable[[str], str | None]) -> tuple[str
         if new is None or new == raw.link.target:
             continue
         if not new or any(c in new for c in "[]|#\n"):
-            raise ValueError(f"cannot rewrite a wikilink target to {new!r}")
+            raise InvalidInputError(f"cannot rewrite a wikilink target to {new!r}: it may not contain [ ] | # or newlines")
         parts.append(text[last : raw.target_start])
         parts.append(new)
         last = raw.target_end
@@ -348,6 +352,14 @@ def resolve_target(target: str, paths: Collection[str], stems: Mapping[str, list
         candidates = {
             c for c in candidates if ("/" + c.casefold()).rsplit("/", 1)[0].endswith("/" + folder)
         }
+    if len(candidates) > 1:
+        # tie-breaks, Obsidian-style: a full file-name match beats a stem match ([[x.md]] is not
+        # x.md.bak); an extension-less short link prefers the one Markdown note ([[x]] -> x.md, not x.pdf)
+        named = {c for c in candidates if _basename(c).casefold() == base.casefold()}
+        if named:
+            candidates = named
+        elif len(notes := {c for c in candidates if c.lower().endswith(".md")}) == 1:
+            candidates = notes
     if len(candidates) == 1:
         return Resolution(next(iter(candidates)), "stem")
     if len(candidates) > 1:
