@@ -183,25 +183,34 @@ async def _serve(runtime: Runtime) -> None:
     from mcp.server.stdio import stdio_server
 
     server = build_server(runtime)
+    # On the CLI's SIGINT/SIGTERM (and SIGHUP: terminal closed) finish the running call (bounded),
+    # close the index and leave. Cancelling the serve task is not enough: the stdio transport's stdin
+    # reader is an uncancellable worker thread that anyio would wait for.
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        loop.add_signal_handler(sig, _stop_now, runtime, sig)
     async with stdio_server() as (read, write):
         await server.run(read, write, server.create_initialization_options())
 
 
-def _raise_interrupt(signum: int, _frame: Any) -> None:
-    raise KeyboardInterrupt(f"signal {signum}")
+def _stop_now(runtime: Runtime, sig: int) -> None:
+    log.info("reme: MCP server stopping on signal %d", sig)
+    runtime.close()
+    sys.stdout.flush()
+    os._exit(0)
 
 
 def run(workspace: str | None = None) -> int:
     """Serve MCP on stdin/stdout until EOF or SIGINT/SIGTERM."""
     logging.basicConfig(level=os.environ.get("REME_LOG_LEVEL", "INFO"), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(message)s")
-    # stop cleanly on the CLI's SIGINT/SIGTERM; SIGHUP too (terminal closed)
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        signal.signal(sig, _raise_interrupt)
     runtime = Runtime(workspace)
     code = 0
+    # not asyncio.run(): its shutdown joins the default executor, where the stdio transport's stdin
+    # reader may block on read() forever; we leave with os._exit below instead
+    loop = asyncio.new_event_loop()
     try:
-        asyncio.run(_serve(runtime))
+        loop.run_until_complete(_serve(runtime))
     except KeyboardInterrupt:
         pass
     except BaseException:  # noqa: BLE001
