@@ -34,8 +34,10 @@ def para(rng: random.Random, n: int) -> str:
     return " ".join(out)
 
 
-def generate(root: Path, files: int, seed: int = 1) -> dict:
+def generate(root: Path, files: int, seed: int = 1, scale: int = 1) -> dict:
+    """``scale`` multiplies the paragraphs per section (longer files, more chunks per file)."""
     rng = random.Random(seed)
+    s = max(1, int(scale))
     n_digest = max(10, files // 5)
     n_days = max(5, files // 40)
     n_cards = files - n_digest - n_days
@@ -61,7 +63,7 @@ def generate(root: Path, files: int, seed: int = 1) -> dict:
         links = rng.sample(digest, 3)
         srcs = rng.sample(cards, 2)
         body = [f"---\nname: {topic} 知识节点\ndescription: 关于{topic}的长期结论 / long-term notes on {topic}\nkind: wiki\n---",
-                f"# {topic}", para(rng, 12), "## 细节 Details", para(rng, 14), "## 背景 Background", para(rng, 10),
+                f"# {topic}", para(rng, 12 * s), "## 细节 Details", para(rng, 14 * s), "## 背景 Background", para(rng, 10 * s),
                 "| 指标 | 值 |\n|---|---|\n| capacity | %d |\n| cost | %d |" % (rng.randint(1, 999), rng.randint(1, 999)),
                 "## 关系", f"相关:: [[{links[0][0]}]]，另见 [[{links[1][0]}]] 与 [[{links[2][0]}]]。",
                 "## Sources", f"- [[{srcs[0][0]}]]\n- [[{srcs[1][0]}]]"]
@@ -69,8 +71,8 @@ def generate(root: Path, files: int, seed: int = 1) -> dict:
     for rel, topic, day in cards:
         node = rng.choice(digest)
         body = [f"---\nname: {topic} session {rel.rsplit('-', 1)[1][:-3]}\ndescription: {day} 对话卡片 about {topic}\n"
-                f"session_id: {rng.getrandbits(64):016x}\n---", "## 发生了什么", para(rng, 8),
-                "## 结论", para(rng, 5), "## 决定 Decisions", para(rng, 5), "## 待办 Follow-ups", para(rng, 4)]
+                f"session_id: {rng.getrandbits(64):016x}\n---", "## 发生了什么", para(rng, 8 * s),
+                "## 结论", para(rng, 5 * s), "## 决定 Decisions", para(rng, 5 * s), "## 待办 Follow-ups", para(rng, 4 * s)]
         if rng.random() < 0.3:
             body.append("```python\ndef retry(n):\n    return min(2 ** n, 60)\n```")
         body.append(f"## 关联\n[[{node[0]}]]")
@@ -87,6 +89,7 @@ if __name__ == "__main__":
     ap.add_argument("out")
     ap.add_argument("--files", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--scale", type=int, default=1, help="paragraph multiplier: longer files, more chunks")
     a = ap.parse_args()
     os.makedirs(a.out, exist_ok=True)
-    print(generate(Path(a.out), a.files, a.seed))
+    print(generate(Path(a.out), a.files, a.seed, a.scale))

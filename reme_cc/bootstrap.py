@@ -102,6 +102,24 @@ def last_error() -> str | None:
     return info.get("message") if info.get("stamp") == stamp() else None
 
 
+def reme_argv(*args: str) -> list[str]:
+    """argv that runs ``reme-cc <args>`` in the plugin env. While the env is not built yet, it goes
+    through the stdlib launcher, which builds the env first (minutes, first use only) and then runs."""
+    if env_ready():
+        return [str(env_python()), "-m", "reme_cc", *args]
+    return [sys.executable or "python3", "-S", str(plugin_root() / "scripts" / "launch.py"), *args]
+
+
+def spawn_detached(argv: list[str], log_path: Path, *, cwd: Path, env: dict[str, str] | None = None) -> int:
+    """Start ``argv`` in its own session (setsid) with stdio on ``log_path`` and return its pid.
+    Neither the hook's timeout nor the CLI's exit can kill it (a plain child would die with the hook)."""
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    with open(log_path, "ab") as log:
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log, cwd=str(cwd),
+                                env=dict(os.environ, **(env or {})), start_new_session=True, close_fds=True)
+    return proc.pid
+
+
 def ensure_env(*, rebuild: bool = False, lock_timeout: float = 900.0, quiet: bool = True) -> Path:
     """Return the env's python, building it first when missing or stale. Raises BootstrapError."""
     if not rebuild and env_ready():

@@ -32,7 +32,6 @@ from .workspace import Workspace
 
 EVENTS = ("Stop", "SessionEnd", "SessionStart")
 INTERNAL_ENV = "REME_INTERNAL_AGENT"  # set by the memory agents' runner in their SDK sessions
-PYTHON_ENV = "REME_PYTHON"  # python that runs the recorder (tests, or a custom environment)
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent  # the plugin root (holds reme_cc/)
 
 # Source bytes a hook copies inline. Above this the whole job goes to a detached worker, which keeps
@@ -58,8 +57,6 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if argv and argv[0] == "_worker":
             return _worker(argv[1:])
-        if argv and argv[0] == "_record":
-            return _bootstrap_and_record(argv[1:])
         event = argv[0] if argv else ""
         payload = _read_payload()
         event = event or str(payload.get("hook_event_name") or "")
@@ -216,49 +213,14 @@ def start_recording(ws: Workspace, config: Config, sid: str) -> str:
 
 
 def recorder_command(ws: Workspace, sid: str) -> list[str]:
-    """The detached recorder's argv. ``REME_PYTHON`` wins; else the plugin env's python; when that
-    env does not exist yet, a stdlib trampoline that builds it first (minutes) and then records."""
-    python = os.environ.get(PYTHON_ENV, "").strip()
-    if not python:
-        python = _env_python() or ""
-    args = ["auto-memory", "--session-id", sid, "--workspace", str(ws.root)]
-    if python:
-        return [python, "-m", "reme_cc", *args]
-    return [*_self_command(), "_record", sid, str(ws.root)]
+    """The detached recorder's argv (``REME_PYTHON`` wins, else the plugin env, built first if missing)."""
+    from . import bootstrap
+
+    return bootstrap.reme_argv("auto-memory", "--session-id", sid, "--workspace", str(ws.root))
 
 
 def spawn_recorder(ws: Workspace, sid: str) -> int:
     return spawn_detached(recorder_command(ws, sid), ws.logs / "auto-memory.log", ws)
-
-
-def _env_python() -> str | None:
-    try:
-        from . import bootstrap  # another module; stdlib only. Absent or broken = no env yet.
-
-        py = bootstrap.env_python()
-    except Exception:  # noqa: BLE001
-        return None
-    if py and os.path.exists(str(py)):
-        return str(py)
-    return None
-
-
-def _bootstrap_and_record(args: list[str]) -> int:
-    """Detached child: build the plugin env (slow, first use only), then exec the recorder."""
-    sid, root = args[0], args[1]
-    ws = Workspace(root)
-    try:
-        from . import bootstrap
-
-        bootstrap.ensure_env()
-        py = _env_python()
-        if not py:
-            raise ReMeError("the plugin environment is still missing after ensure_env()")
-    except Exception as exc:  # noqa: BLE001
-        _log(ws, "record", f"cannot build the plugin environment for session {sid}: {exc}")
-        return 0
-    os.execv(py, [py, "-m", "reme_cc", "auto-memory", "--session-id", sid, "--workspace", str(ws.root)])
-    return 0  # not reached
 
 
 def _self_command() -> list[str]:
@@ -289,25 +251,9 @@ def _worker(args: list[str]) -> int:
 
 
 def spawn_detached(argv: list[str], log_path: Path, ws: Workspace) -> int:
-    """Start ``argv`` in its own session (setsid) with stdio on ``log_path``: the CLI killing the
-    hook (its timeout, or its own exit) cannot kill it. Returns the pid."""
-    import subprocess  # lazy: most hook runs spawn nothing
+    from . import bootstrap
 
-    log_path.parent.mkdir(parents=True, exist_ok=True)
-    env = dict(os.environ)
-    env["REME_WORKSPACE"] = str(ws.root)
-    with open(log_path, "ab") as log:
-        proc = subprocess.Popen(
-            argv,
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=log,
-            cwd=str(ws.root),
-            env=env,
-            start_new_session=True,
-            close_fds=True,
-        )
-    return proc.pid
+    return bootstrap.spawn_detached(argv, log_path, cwd=ws.root, env={"REME_WORKSPACE": str(ws.root)})
 
 
 # ---- SessionStart ---------------------------------------------------------------------------------

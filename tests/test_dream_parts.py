@@ -197,7 +197,7 @@ def test_two_cli_dreams_at_once_one_reports_the_lock(ws, tmp_path):
         holder.wait()
 
 
-def test_auto_dream_trigger(ws, tmp_path):
+def test_auto_dream_trigger(ws, tmp_path, monkeypatch):
     from reme_cc.config import Config
 
     assert not maybe_start_auto_dream(ws, Config(auto_dream=False))
@@ -205,12 +205,13 @@ def test_auto_dream_trigger(ws, tmp_path):
     marker = tmp_path / "spawned"
     fake_python.write_text(f"#!/bin/sh\necho \"$@\" >> {marker}\n")
     fake_python.chmod(0o755)
-    assert maybe_start_auto_dream(ws, Config(), python=str(fake_python))
-    assert not maybe_start_auto_dream(ws, Config(), python=str(fake_python))  # debounced: just requested
+    monkeypatch.setenv("REME_PYTHON", str(fake_python))  # stands in for the plugin env's python
+    assert maybe_start_auto_dream(ws, Config())
+    assert not maybe_start_auto_dream(ws, Config())  # debounced: just requested
     deadline = time.time() + 10
     while not marker.exists() and time.time() < deadline:
         time.sleep(0.05)
     assert "-m reme_cc --workspace" in marker.read_text() and marker.read_text().strip().endswith("dream")
-    assert maybe_start_auto_dream(ws, Config(dream_interval_hours=0), python=str(fake_python))
+    assert maybe_start_auto_dream(ws, Config(dream_interval_hours=0))
     with ws.lock("dream", timeout=0):  # a dream running right now: do not start another
-        assert not maybe_start_auto_dream(ws, Config(dream_interval_hours=0), python=str(fake_python))
+        assert not maybe_start_auto_dream(ws, Config(dream_interval_hours=0))

@@ -9,8 +9,6 @@ workspace-wide dream lock, so even two windows triggering at the same moment run
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 import time
 
 from ..config import Config
@@ -48,23 +46,7 @@ def dream_running(ws: Workspace) -> bool:
         return True
 
 
-def plugin_python() -> str:
-    """The interpreter that has reme_cc's dependencies: the plugin environment built by
-    ``reme_cc.bootstrap`` (which honours ``REME_PYTHON``), else the running interpreter."""
-    explicit = os.environ.get("REME_PYTHON", "").strip()
-    if explicit:
-        return explicit
-    try:
-        from .. import bootstrap
-
-        if bootstrap.env_ready():
-            return str(bootstrap.env_python())
-    except Exception:  # noqa: BLE001 - no plugin env (e.g. a plain pip install): use ours
-        pass
-    return sys.executable
-
-
-def maybe_start_auto_dream(ws: Workspace, config: Config, *, python: str | None = None) -> bool:
+def maybe_start_auto_dream(ws: Workspace, config: Config) -> bool:
     """Start a detached dream if automatic dreams are on and none started in the configured interval.
     Returns True when one was started. Never raises for the expected cases (off, recent, running)."""
     if not config.auto_dream:
@@ -79,20 +61,15 @@ def maybe_start_auto_dream(ws: Workspace, config: Config, *, python: str | None 
             if (age is not None and age < config.dream_interval_hours) or dream_running(ws):
                 return False
             touch(ws, TRIGGER_STAMP)
-            _spawn(ws, python or plugin_python())
+            _spawn(ws)
             return True
     except LockedError:
         return False
 
 
-def _spawn(ws: Workspace, python: str) -> None:
-    log = ws.logs / "dream-auto.log"
-    log.parent.mkdir(parents=True, exist_ok=True)
-    env = dict(os.environ, REME_WORKSPACE=str(ws.root), REME_AUTO_DREAM="1")
-    with open(log, "ab") as out:
-        # start_new_session: own session and process group, so a hook timeout cannot kill it
-        subprocess.Popen(
-            [python, "-m", "reme_cc", "--workspace", str(ws.root), "dream"],
-            stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
-            cwd=str(ws.root), env=env, start_new_session=True, close_fds=True,
-        )
+def _spawn(ws: Workspace) -> None:
+    from .. import bootstrap
+
+    argv = bootstrap.reme_argv("--workspace", str(ws.root), "dream")
+    bootstrap.spawn_detached(argv, ws.logs / "dream-auto.log", cwd=ws.root,
+                             env={"REME_WORKSPACE": str(ws.root), "REME_AUTO_DREAM": "1"})

@@ -29,18 +29,26 @@ class StatusResult(ToolResult):
         ]
         if s.get("embedding_error"):
             lines.append(f"embedding error: {s['embedding_error']}")
+        usage = s.get("usage") or {}
+        for agent, row in sorted((k, v) for k, v in usage.items() if isinstance(v, dict)):
+            cap = ""
+            if row.get("max_runs") is not None:
+                cap = f" (caps: {row['max_runs']} runs, {row['max_tokens']} tokens{'; CAPPED' if row.get('capped') else ''})"
+            lines.append(f"today {usage.get('date')}: {agent} {row['runs']} runs, {row['tokens']} tokens{cap}")
         return "\n".join(lines)
 
 
 @tool(
     "status",
     "Show the state of the ReMe index: files, chunks, links (and dangling ones), embedding model and backlog, "
-    "index size, last sync and process memory.",
+    "index size, last sync, process memory, and today's memory-agent usage against its daily caps.",
     read_only=True,
     idempotent=True,
 )
 def status(ctx: Context, params: NoParams) -> StatusResult:
-    return StatusResult(status=ctx.index.status())
+    from ..memory.usage import usage_today
+
+    return StatusResult(status={**ctx.index.status(), "usage": usage_today(ctx.workspace, ctx.config)})
 
 
 class ReindexResult(ToolResult):

@@ -1,0 +1,106 @@
+"""reme-ai (the seeds' own implementation, PyPI `reme-ai`) on the same workspace and queries, BM25 mode.
+
+Runs in its OWN venv (never the project's): /work/bench-venv/bin/python bench/remeai_side.py WS QUERIES.json
+bench/run.py calls it in the same run on the same corpus. It copies the workspace's daily/ and digest/
+(reme-ai writes its own metadata/ into the workspace it is given), builds reme-ai's application from its
+packaged default config with the embedding store off (= BM25 mode, regex tokenizer, markdown chunker),
+times its `index_update` (full index build of daily/ + digest/) and its `search` job (limit 5,
+candidate multiplier 5, link expansion on — the same contract as ours), and prints one JSON object.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+
+def pct(xs: list[float], q: float) -> float:
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(round(q * (len(xs) - 1))))]
+
+
+def rss_mb() -> float:
+    with open("/proc/self/statm") as fh:
+        return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 1e6
+
+
+async def main(src: Path, queries: list[str], work: Path) -> dict:
+    import reme
+    from reme import ReMe
+    from reme.config.config_parser import _load_config
+
+    ws = work / "ws"
+    if ws.exists():
+        shutil.rmtree(ws)
+    t = time.perf_counter()
+    for layer in ("daily", "digest"):
+        shutil.copytree(src / layer, ws / layer)
+    copy_s = time.perf_counter() - t
+
+    default = _load_config("default")
+    bench = _load_config("benchmark")
+    cfg = {
+        "workspace_dir": str(ws),
+        "enable_logo": False,
+        "log_to_console": False,
+        "log_to_file": False,
+        "service": {"backend": "cmd"} if False else copy.deepcopy(default["service"]),
+        "jobs": {
+            "index_update": copy.deepcopy(bench["jobs"]["index_update"]),
+            "search": copy.deepcopy(default["jobs"]["search"]),
+        },
+        "components": {k: copy.deepcopy(default["components"][k]) for k in (
+            "tokenizer", "file_graph", "file_catalog", "file_chunker", "keyword_index", "tag_index", "file_store")},
+    }
+    cfg["jobs"]["index_update"]["watch_dirs"] = ["daily_dir", "digest_dir"]
+    cfg["components"]["file_store"]["default"]["embedding_store"] = ""  # BM25 mode
+    app = ReMe(**cfg)
+    out: dict = {"reme_ai_version": reme.__version__, "copy_s": round(copy_s, 2)}
+    t = time.perf_counter()
+    await app.start()
+    out["start_s"] = round(time.perf_counter() - t, 2)
+    t, c = time.perf_counter(), time.process_time()
+    r = await app.run_job("index_update")
+    out["index_build_s"] = round(time.perf_counter() - t, 2)
+    out["index_build_cpu_s"] = round(time.process_time() - c, 2)
+    store = app.context.components["file_store"]["default"]
+    out["chunks"] = len(getattr(store, "file_chunks", {}) or {})
+    out["index_update_ok"] = bool(getattr(r, "success", True))
+    # warm-up, then the timed queries
+    first = await app.run_job("search", query=queries[0], limit=5)
+    out["sample_answer_head"] = str(getattr(first, "answer", ""))[:300]
+    lat, hits = [], []
+    for q in queries:
+        t = time.perf_counter()
+        resp = await app.run_job("search", query=q, limit=5)
+        lat.append((time.perf_counter() - t) * 1000)
+        hits.append(len((getattr(resp, "metadata", {}) or {}).get("results", [])))
+    out["search_ms"] = {"p50": round(pct(lat, .5), 1), "p95": round(pct(lat, .95), 1), "mean": round(statistics.mean(lat), 1),
+                        "n": len(lat)}
+    out["mean_hits"] = round(statistics.mean(hits), 2)
+    # the bare BM25 retrieve of its keyword index, no step/render/expansion (its floor)
+    kw = store.keyword_index
+    bare = []
+    for q in queries:
+        t = time.perf_counter()
+        await kw.retrieve(q, limit=25)
+        bare.append((time.perf_counter() - t) * 1000)
+    out["bm25_retrieve_ms"] = {"p50": round(pct(bare, .5), 1), "p95": round(pct(bare, .95), 1)}
+    out["rss_mb"] = round(rss_mb(), 1)
+    await app.close()
+    return out
+
+
+if __name__ == "__main__":
+    src, qfile = Path(sys.argv[1]), Path(sys.argv[2])
+    queries = json.loads(qfile.read_text(encoding="utf-8"))
+    with tempfile.TemporaryDirectory(prefix="remeai-bench-") as tmp:
+        print(json.dumps(asyncio.run(main(src, queries, Path(tmp))), ensure_ascii=False))
