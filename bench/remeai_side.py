@@ -52,7 +52,7 @@ async def main(src: Path, queries: list[str], work: Path) -> dict:
         "enable_logo": False,
         "log_to_console": False,
         "log_to_file": False,
-        "service": {"backend": "cmd"} if False else copy.deepcopy(default["service"]),
+        "service": copy.deepcopy(default["service"]),
         "jobs": {
             "index_update": copy.deepcopy(bench["jobs"]["index_update"]),
             "search": copy.deepcopy(default["jobs"]["search"]),
@@ -73,10 +73,11 @@ async def main(src: Path, queries: list[str], work: Path) -> dict:
     out["index_build_cpu_s"] = round(time.process_time() - c, 2)
     store = app.context.components["file_store"]["default"]
     out["chunks"] = len(getattr(store, "file_chunks", {}) or {})
+    out["bm25_docs"] = int(getattr(store.keyword_index, "n_docs", -1))
     out["index_update_ok"] = bool(getattr(r, "success", True))
     # warm-up, then the timed queries
     first = await app.run_job("search", query=queries[0], limit=5)
-    out["sample_answer_head"] = str(getattr(first, "answer", ""))[:300]
+    out["sample_answer_head"] = str(getattr(first, "answer", ""))[:3000]
     lat, hits = [], []
     for q in queries:
         t = time.perf_counter()

@@ -25,6 +25,7 @@ from corpus import EN_TOPICS, ZH_TOPICS, generate  # noqa: E402
 from reme_cc.config import Config  # noqa: E402
 from reme_cc.index import Index, rss_mb  # noqa: E402
 from reme_cc.index import catalog  # noqa: E402
+from reme_cc.index.search import run_search  # noqa: E402
 from reme_cc.workspace import Workspace  # noqa: E402
 
 
@@ -45,11 +46,14 @@ def main() -> None:
     ap.add_argument("--workdir", default="/tmp/reme-bench")
     ap.add_argument("--embed-sample", type=int, default=200, help="chunks embedded for the throughput figure")
     ap.add_argument("--queries", type=int, default=200)
+    ap.add_argument("--scale", type=int, default=2, help="corpus paragraph multiplier (2: ~5 chunks per file, ~50k at 10k files)")
+    ap.add_argument("--remeai-python", default="/work/bench-venv/bin/python",
+                    help="python of a separate venv with reme-ai installed ('' to skip the side-by-side)")
     a = ap.parse_args()
-    root = Path(a.workdir) / f"ws-{a.files}"
-    fig: dict = {"files": a.files, "cpus": os.cpu_count(), "load_avg_start": os.getloadavg()[0]}
+    root = Path(a.workdir) / (f"ws-{a.files}" if a.scale == 1 else f"ws-{a.files}-x{a.scale}")
+    fig: dict = {"files": a.files, "scale": a.scale, "cpus": os.cpu_count(), "load_avg_start": os.getloadavg()[0]}
     if not (root / "digest").exists():
-        fig["corpus"] = generate(root, a.files)
+        fig["corpus"] = generate(root, a.files, scale=a.scale)
         fig["corpus"].pop("topics")
     ws = Workspace(root)
     fig["corpus_mb"] = round(sum(f.stat().st_size for f in root.rglob("*.md")) / 1e6, 1)
@@ -123,10 +127,15 @@ def main() -> None:
     bm = []
     for q in queries:
         idx._last_sync = time.monotonic()
-        from reme_cc.index.search import run_search
         _, wall, _ = timed(lambda: run_search(idx, q, 5, modes=("keyword",)))
         bm.append(wall * 1000)
+    noexp = []
+    for q in queries:
+        idx._last_sync = time.monotonic()
+        _, wall, _ = timed(lambda: run_search(idx, q, 5, expand=False))
+        noexp.append(wall * 1000)
     fig["search_hybrid_ms"] = {"p50": round(pct(lat, .5), 1), "p95": round(pct(lat, .95), 1), "n": len(lat)}
+    fig["search_hybrid_no_expansion_ms"] = {"p50": round(pct(noexp, .5), 1), "p95": round(pct(noexp, .95), 1)}
     fig["search_bm25_only_ms"] = {"p50": round(pct(bm, .5), 1), "p95": round(pct(bm, .95), 1)}
     fig["query_embedding_ms_p50"] = round(pct(emb_ms, .5), 1)
     # numpy floor of the vector half: one dot product over every vector
@@ -147,6 +156,33 @@ def main() -> None:
     fig["rss_mb_with_embedder"] = round(rss_mb(), 1)
     fig["load_avg_end"] = os.getloadavg()[0]
     idx.close()
+
+    # 5. reme-ai (the seeds' implementation, BM25 mode) on the same corpus and the same queries, in its own venv
+    if a.remeai_python and Path(a.remeai_python).exists():
+        import subprocess
+        import tempfile
+
+        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False, encoding="utf-8") as fh:
+            json.dump(queries, fh, ensure_ascii=False)
+        try:
+            proc = subprocess.run([a.remeai_python, str(Path(__file__).with_name("remeai_side.py")), str(root), fh.name],
+                                  capture_output=True, text=True, timeout=3600, cwd="/tmp")
+        finally:
+            os.unlink(fh.name)
+        if proc.returncode == 0 and proc.stdout.strip():
+            side = json.loads(proc.stdout.strip().splitlines()[-1])
+            side.pop("sample_answer_head", None)
+            fig["reme_ai"] = side
+            fig["speedup_vs_reme_ai"] = {
+                "hybrid_p50": round(side["search_ms"]["p50"] / fig["search_hybrid_ms"]["p50"], 2),
+                "bm25_only_p50": round(side["search_ms"]["p50"] / fig["search_bm25_only_ms"]["p50"], 2),
+                "hybrid_p95": round(side["search_ms"]["p95"] / fig["search_hybrid_ms"]["p95"], 2),
+                "index_build_bm25": round(side["index_build_s"] / fig["reindex_bm25"]["wall_s"], 2),
+            }
+        else:
+            fig["reme_ai"] = {"error": f"exit {proc.returncode}", "stderr_tail": proc.stderr[-2000:]}
+    else:
+        fig["reme_ai"] = {"skipped": f"no reme-ai python at {a.remeai_python!r} (see bench/README.md)"}
     print(json.dumps(fig, indent=2, ensure_ascii=False))
 
 

@@ -38,6 +38,7 @@ _WINDOWS_RESERVED = {"con", "prn", "aux", "nul"} | {f"com{i}" for i in range(1, 
     f"lpt{i}" for i in range(1, 10)
 }
 _MAX_COMPONENT_BYTES = 255
+_MAX_PATH_BYTES = 1024  # a whole relative path (PATH_MAX is 1024 on macOS, root included)
 
 
 def default_root() -> Path:
@@ -136,7 +137,10 @@ class Workspace:
             raise PathError(f"path {rel!r} contains '..': paths must stay inside the workspace")
         for part in parts:
             validate_component(part)
-        return "/".join(parts)
+        norm = "/".join(parts)
+        if len(norm.encode("utf-8")) > _MAX_PATH_BYTES:
+            raise PathError(f"path too long ({len(norm.encode())} bytes, max {_MAX_PATH_BYTES}): use a shorter path")
+        return norm
 
     def resolve(self, rel: str, *, allow_root: bool = False) -> Path:
         """Absolute path for a workspace-relative one; refuses anything that escapes the workspace,

@@ -122,18 +122,6 @@ def _files_under(root: Path) -> list[Path]:
     return sorted(p for p in root.rglob("*") if p.is_file() or p.is_symlink()) if root.is_dir() else [root]
 
 
-def _memory_markdown(ws: Workspace) -> Iterator[Path]:
-    """Every Markdown file that can hold wikilinks (system folders and hidden files skipped)."""
-    for dirpath, dirnames, filenames in os.walk(ws.root):
-        rel = os.path.relpath(dirpath, ws.root)
-        if rel == ".":
-            dirnames[:] = [d for d in dirnames if d not in SYSTEM_DIRS]
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-        for name in sorted(filenames):
-            if name.endswith(MARKDOWN_EXTS) and not name.startswith("."):
-                yield Path(dirpath) / name
-
-
 def _check_evidence(norm: str, old: str | None, new: str, *, full_write: bool) -> None:
     check_digest_evidence(norm, old, new, full_write=full_write)
 
@@ -426,26 +414,33 @@ class MoveResult(ToolResult):
         return "\n".join(out + self.notes)
 
 
-def rewrite_links_in_workspace(ws: Workspace, retarget: Any, needles: list[str]) -> tuple[list[str], int]:
-    """Apply ``retarget`` (old target -> new target or None) to every wikilink in every Markdown file.
+def linking_sources(ctx: Context, targets: set[str], prefix: str | None = None) -> tuple[list[str], set[str]]:
+    """Markdown files whose wikilinks point at ``targets`` (or into the folder ``prefix``), from the link
+    index, synced first so edits made outside reme count; and the written targets of those links
+    (short forms like ``[[光伏产业链]]`` that resolved to a target included)."""
+    index = ctx.index
+    index.sync()
+    links = [link for t in targets for link in index.inbound_links(t)]
+    if prefix:
+        links += index.inbound_links(prefix, prefix=True)
+    sources = sorted({link.source for link in links if link.source.endswith(MARKDOWN_EXTS)})
+    return sources, {link.target for link in links}
 
-    Files are filtered by a byte search for ``needles`` first, so only candidate files are parsed.
-    Decoding uses surrogateescape so a file with a few invalid bytes is rewritten without loss.
-    """
-    keys = [n.encode("utf-8") for n in needles if n]
+
+def rewrite_links_in_files(ws: Workspace, sources: list[str], retarget: Any) -> tuple[list[str], int]:
+    """Apply ``retarget`` (old target -> new target or None) to every wikilink of ``sources``.
+    Decoding uses surrogateescape so a file with a few invalid bytes is rewritten without loss."""
     changed, total = [], 0
-    for path in _memory_markdown(ws):
+    for rel in sources:
         try:
-            data = path.read_bytes()
-        except OSError:
-            continue
-        if b"[[" not in data or not any(k in data for k in keys):
-            continue
+            data = ws.read_bytes(rel)
+        except ReMeError:
+            continue  # deleted meanwhile
         text = data.decode("utf-8", errors="surrogateescape")
         new, n = rewrite_links(text, retarget)
         if n and new != text:
-            ws.write_bytes(ws.relpath(path), new.encode("utf-8", errors="surrogateescape"))
-            changed.append(ws.relpath(path))
+            ws.write_bytes(rel, new.encode("utf-8", errors="surrogateescape"))
+            changed.append(rel)
             total += n
     return changed, total
 
@@ -453,14 +448,6 @@ def rewrite_links_in_workspace(ws: Workspace, retarget: Any, needles: list[str])
 def _check_movable(norm: str, what: str) -> None:
     if norm in PROTECTED_DIRS:
         raise PathError(f"{norm}/ is a workspace layer folder; it cannot be {what}")
-
-
-def _stem_index(ws: Workspace) -> dict[str, list[str]]:
-    stems: dict[str, list[str]] = {}
-    for path in _memory_markdown(ws):
-        rel = ws.relpath(path)
-        stems.setdefault(path.stem, []).append(rel)
-    return stems
 
 
 @tool(
@@ -490,10 +477,9 @@ def move(ctx: Context, params: MoveParams) -> MoveResult:
         if not params.overwrite:
             raise ConflictError(f"{dst} already exists; set overwrite to replace it, or choose another path")
     moved = [ws.relpath(p) for p in _files_under(src_abs)]
-    # Short forms like [[光伏产业链]] that resolved (uniquely) to the moved file are retargeted too.
-    stems = _stem_index(ws) if params.rewrite_links and not is_dir else {}
-    src_stem = Path(src).stem
-    short_ok = stems.get(src_stem) == [src]
+    # asked before the move: afterwards short forms like [[光伏产业链]] would no longer resolve to src
+    sources, written = linking_sources(ctx, {src}, src if is_dir else None) if params.rewrite_links else ([], set())
+    short_forms = {t for t in written if t != src and not t.startswith(src + "/")}
     dst_abs.parent.mkdir(parents=True, exist_ok=True)
     try:
         os.replace(src_abs, dst_abs)
@@ -506,15 +492,13 @@ def move(ctx: Context, params: MoveParams) -> MoveResult:
             return dst
         if is_dir and target.startswith(src + "/"):
             return dst + target[len(src):]
-        if short_ok and target in (src_stem, Path(src).name):
+        if target in short_forms:
             return dst
         return None
 
-    changed: list[str] = []
-    total = 0
-    if params.rewrite_links:
-        needles = [src] + ([src_stem] if short_ok else [])
-        changed, total = rewrite_links_in_workspace(ws, retarget, needles)
+    # a linking file may itself have moved (a note inside the moved folder, or the file linking itself)
+    sources = [retarget(s) or s for s in sources]
+    changed, total = rewrite_links_in_files(ws, sources, retarget)
     note = notify_changed(ctx, *moved, *new_paths, *changed)
     return MoveResult(
         src=src, dst=dst, moved_files=len(moved), links_rewritten=total, changed_files=changed,
@@ -551,20 +535,15 @@ class DeleteResult(ToolResult):
         return "\n".join(out)
 
 
-def find_inbound_links(ws: Workspace, targets: set[str], prefix: str | None = None) -> list[InboundLink]:
-    """Wikilinks in workspace Markdown files that point at one of ``targets`` (or under ``prefix/``),
-    found by scanning the files themselves (the truth; the index may lag behind an editor)."""
-    needles = [t.encode("utf-8") for t in targets] + ([prefix.encode("utf-8")] if prefix else [])
+def inbound_links_in(ws: Workspace, sources: list[str], targets: set[str], prefix: str | None = None) -> list[InboundLink]:
+    """The wikilinks of ``sources`` that point at one of ``targets`` (or under ``prefix/``), as they
+    read in the files now."""
     found = []
-    for path in _memory_markdown(ws):
+    for rel in sources:
         try:
-            data = path.read_bytes()
-        except OSError:
+            text = ws.read_bytes(rel).decode("utf-8", errors="replace")
+        except ReMeError:
             continue
-        if b"[[" not in data or not any(n in data for n in needles):
-            continue
-        text = data.decode("utf-8", errors="replace")
-        rel = ws.relpath(path)
         for link in parse_links(text):
             t = link.target
             if t in targets or (prefix and t.startswith(prefix + "/")):
@@ -591,6 +570,8 @@ def delete(ctx: Context, params: DeleteParams) -> DeleteResult:
     files = [ws.relpath(p) for p in _files_under(target)] if is_dir else [norm]
     if is_dir and files and not params.recursive:
         raise ConflictError(f"{norm} is a folder with {len(files)} file(s); set recursive to delete it and everything inside")
+    gone = set(files)
+    sources, written = linking_sources(ctx, gone | {norm}, norm if is_dir else None)
     try:
         if is_dir:
             shutil.rmtree(target)
@@ -598,11 +579,8 @@ def delete(ctx: Context, params: DeleteParams) -> DeleteResult:
             target.unlink()
     except OSError as exc:
         raise ReMeError(f"cannot delete {norm}: {exc.strerror or exc}") from None
-    gone = set(files)
-    inbound = [
-        link for link in find_inbound_links(ws, gone | {norm}, prefix=norm if is_dir else None)
-        if link.source not in gone
-    ]
+    inbound = inbound_links_in(ws, [s for s in sources if s not in gone], written | gone | {norm},
+                               prefix=norm if is_dir else None)
     notify_changed(ctx, *files)
     return DeleteResult(path=norm, deleted_files=files, inbound_links=inbound)
 

