@@ -42,7 +42,8 @@ def plugin_root() -> Path:
 
 
 def data_dir() -> Path:
-    data = os.environ.get("CLAUDE_PLUGIN_DATA", "").strip()
+    # REME_PLUGIN_DATA: exported by the SessionStart hook for commands run from Claude's Bash tool
+    data = (os.environ.get("CLAUDE_PLUGIN_DATA") or os.environ.get("REME_PLUGIN_DATA") or "").strip()
     return Path(data) if data else Path.home() / ".claude" / "plugins" / "data" / "reme-standalone"
 
 

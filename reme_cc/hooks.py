@@ -101,6 +101,7 @@ def handle(event: str, payload: dict[str, Any], ws: Workspace) -> str:
     out = ""
     note = ""
     if event == "SessionStart":
+        _export_for_bash(ws)
         out = _session_start(ws, config, payload)
         _maybe_auto_dream(ws, config)
     elif not config.record:
@@ -257,6 +258,26 @@ def spawn_detached(argv: list[str], log_path: Path, ws: Workspace) -> int:
 
 
 # ---- SessionStart ---------------------------------------------------------------------------------
+
+
+def _export_for_bash(ws: Workspace) -> None:
+    """Commands Claude runs with its Bash tool (the /reme-dream skill runs scripts/launch.py) see neither
+    the plugin options nor CLAUDE_PLUGIN_DATA; Claude Code sources CLAUDE_ENV_FILE into them, so the
+    workspace and the plugin's data folder (where its environment lives) are exported there."""
+    env_file = os.environ.get("CLAUDE_ENV_FILE", "").strip()
+    if not env_file:
+        return
+    import shlex
+
+    lines = [f"export REME_WORKSPACE={shlex.quote(str(ws.root))}\n"]
+    data = os.environ.get("CLAUDE_PLUGIN_DATA", "").strip()
+    if data:
+        lines.append(f"export REME_PLUGIN_DATA={shlex.quote(data)}\n")
+    try:
+        with open(env_file, "a", encoding="utf-8") as fh:
+            fh.writelines(lines)
+    except OSError as exc:
+        _log(ws, "SessionStart", f"cannot export the workspace to CLAUDE_ENV_FILE: {exc}")
 
 
 def _session_start(ws: Workspace, config: Config, payload: dict[str, Any]) -> str:

@@ -62,3 +62,21 @@ def test_cli_session_and_resume_are_copied_once(tmp_path):
         if f.is_file():
             data = f.read_text("utf-8", "replace")
             assert SECRET not in data and "PIN is 4321" not in data, f
+
+
+def test_bash_commands_in_the_session_see_the_workspace(tmp_path):
+    """The /reme-dream skill runs scripts/launch.py through Claude's Bash tool, which sees neither the
+    plugin options nor CLAUDE_PLUGIN_DATA: SessionStart exports them through CLAUDE_ENV_FILE."""
+    from support.fake_api import tool_use, tool_result_for
+
+    ws = tmp_path / "my ws"
+    env = {"REME_RECORD": "false", "REME_AUTO_DREAM": "false"}
+    with FakeAPI(default=text("done")) as api:
+        api.rule(tool_result_for("Bash"), text("done"))
+        api.script(tool_use("Bash", {"command": 'echo "WS=$REME_WORKSPACE DATA=$REME_PLUGIN_DATA"'}))
+        run = run_claude("where is my memory?", api=api, home=tmp_path / "home", env=env,
+                         plugin_options={"workspace": str(ws)}, allowed_tools=("Bash",))
+        assert run.rc == 0, run
+        (result,) = api.tool_results("Bash")
+    assert f"WS={ws}" in result.text
+    assert "DATA=" in result.text and "plugins/data/reme" in result.text

@@ -159,6 +159,14 @@ EDGE_STRINGS = PATH_TRICKS + [
 ]
 
 
+GOOD_PATHS = ["daily/2026-06-20/a.md", "digest/wiki/b.md", "digest/personal/docs.md", "resource/r.md",
+              "resource/img.png", "daily/2026-06-20", "daily/2026-06-20.md", "digest", "resource", "",
+              "daily/2026-06-20/new.md", "digest/wiki/new.md", "resource/hard.md", "resource/hard.png"]
+WORDS = ["body", "text", "# A", "A", "first", "name", "description", "Sources", "[[digest/wiki/b.md]]", "some", "\n",
+         "Related", "new body", "x", "docs", "光伏", "SQLite", "2026-06-20"]
+DATES = ["2026-06-20", "2026-06-21", "2025-01-01", None]
+
+
 def _resolve(schema: dict[str, Any], defs: dict[str, Any]) -> dict[str, Any]:
     while "$ref" in schema:
         schema = defs[schema["$ref"].rsplit("/", 1)[-1]]
@@ -185,7 +193,11 @@ def strategy_for(schema: dict[str, Any], defs: dict[str, Any], name: str = "") -
         return st.just(schema["const"])
     kind = schema.get("type")
     if kind == "string":
-        return edge_text
+        if name in ("path", "src", "dst", "seeds"):
+            return st.one_of(st.sampled_from(GOOD_PATHS), st.sampled_from(GOOD_PATHS), edge_text)
+        if "date" in name:
+            return st.one_of(st.sampled_from([d for d in DATES if d]), edge_text)
+        return st.one_of(st.sampled_from(WORDS), edge_text)
     if kind == "integer":
         lo, hi = schema.get("minimum"), schema.get("maximum")
         picks = [v for v in (lo, hi, (lo or 0) - 1, (hi or 0) + 1, 0, -1, 1, 2**31, -(2**63)) if v is not None]
