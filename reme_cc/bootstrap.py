@@ -16,7 +16,6 @@ Also ``python3 -m reme_cc.bootstrap [--rebuild|--status]`` with the plugin root 
 
 from __future__ import annotations
 
-import fcntl
 import hashlib
 import json
 import os
@@ -133,25 +132,18 @@ def ensure_env(*, rebuild: bool = False, lock_timeout: float = 900.0, quiet: boo
         data.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise BootstrapError(f"cannot create the plugin data folder {data} ({exc.strerror}); check its permissions")
-    with open(data / "env.lock", "w") as lock:
-        _flock(lock, lock_timeout)
-        if not rebuild and env_ready():  # another window finished it while we waited
-            return env_python()
-        _build(venv_dir(), quiet=quiet)
+    from .workspace import file_lock  # stdlib too
+    from .errors import LockedError
+
+    try:
+        with file_lock(data / "env.lock", lock_timeout, poll=0.5):
+            if not rebuild and env_ready():  # another window finished it while we waited
+                return env_python()
+            _build(venv_dir(), quiet=quiet)
+    except LockedError:
+        raise BootstrapError(f"another process has been building the reme environment for over "
+                             f"{lock_timeout:.0f}s; wait, or delete {data} and retry") from None
     return env_python()
-
-
-def _flock(fh, timeout: float) -> None:  # type: ignore[no-untyped-def]
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            fcntl.flock(fh, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            return
-        except BlockingIOError:
-            if time.monotonic() > deadline:
-                raise BootstrapError(f"another process has been building the reme environment for over "
-                                     f"{timeout:.0f}s (lock {fh.name}); wait, or delete {data_dir()} and retry")
-            time.sleep(0.5)
 
 
 def _build(venv: Path, *, quiet: bool) -> None:

@@ -176,21 +176,7 @@ def dirty_flag(ws: Workspace, sid: str) -> Path:
 
 def recorder_running(ws: Workspace, sid: str) -> bool:
     """True while a recorder holds ``metadata/locks/record-<sid>.lock`` (the recorder's own lock)."""
-    import fcntl
-
-    path = ws.lock_path(f"record-{sid}")
-    try:
-        fd = os.open(path, os.O_RDONLY)
-    except OSError:
-        return False
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        fcntl.flock(fd, fcntl.LOCK_UN)
-        return False
-    except BlockingIOError:
-        return True
-    finally:
-        os.close(fd)
+    return ws.is_locked(f"record-{sid}")
 
 
 def start_recording(ws: Workspace, config: Config, sid: str) -> str:

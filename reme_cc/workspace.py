@@ -203,6 +203,14 @@ class Workspace:
         holder dies, so a killed process never blocks the next one)."""
         return file_lock(self.lock_path(name), timeout)
 
+    def is_locked(self, name: str) -> bool:
+        """True while another process holds the named lock (e.g. a running recorder or dream)."""
+        try:
+            with self.lock(name, timeout=0):
+                return False
+        except LockedError:
+            return True
+
 
 def atomic_write(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)

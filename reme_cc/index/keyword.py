@@ -88,14 +88,16 @@ def search_chunks(
     expr = match_expression(query)
     if expr is None:
         return []
-    sql = "SELECT f.rowid, bm25(chunks_fts) AS s FROM chunks_fts f"
+    # Equal scores (identical text in several files) are ordered by path and line, not by rowid: the
+    # results must depend on the files only, never on the order in which processes indexed them.
+    sql = "SELECT f.rowid, bm25(chunks_fts) AS s FROM chunks_fts f JOIN chunks c ON c.id = f.rowid"
     args: list[object] = [expr]
     where = " WHERE chunks_fts MATCH ?"
     if start_date or end_date:
-        sql += " JOIN chunks c ON c.id = f.rowid JOIN files fl ON fl.path = c.path"
+        sql += " JOIN files fl ON fl.path = c.path"
         where += " AND fl.date IS NOT NULL AND fl.date BETWEEN ? AND ?"
         args += [start_date or "0000-00-00", end_date or "9999-99-99"]
-    rows = conn.execute(sql + where + " ORDER BY s LIMIT ?", (*args, k)).fetchall()
+    rows = conn.execute(sql + where + " ORDER BY s, c.path, c.start_line LIMIT ?", (*args, k)).fetchall()
     return [(int(r[0]), -float(r[1])) for r in rows]
 
 
@@ -104,6 +106,6 @@ def search_nodes(conn: sqlite3.Connection, query: str, k: int) -> list[tuple[str
     if expr is None:
         return []
     rows = conn.execute(
-        "SELECT path, bm25(nodes_fts) AS s FROM nodes_fts WHERE nodes_fts MATCH ? ORDER BY s LIMIT ?", (expr, k)
+        "SELECT path, bm25(nodes_fts) AS s FROM nodes_fts WHERE nodes_fts MATCH ? ORDER BY s, path LIMIT ?", (expr, k)
     ).fetchall()
     return [(r[0], -float(r[1])) for r in rows]

@@ -39,11 +39,7 @@ def touch(ws: Workspace, rel: str) -> None:
 
 
 def dream_running(ws: Workspace) -> bool:
-    try:
-        with ws.lock(DREAM_LOCK, timeout=0):
-            return False
-    except LockedError:
-        return True
+    return ws.is_locked(DREAM_LOCK)
 
 
 def maybe_start_auto_dream(ws: Workspace, config: Config) -> bool:

@@ -458,7 +458,7 @@ class Soak:
                 self.problem(f"session {sid}: copy has {len(copied)} entries, transcript {len(uuids)} "
                              f"({len(lost)} lost, {dup} duplicated, order ok={copied == sorted(copied, key=uuids.index)})")
             checked += len(uuids)
-        cards = sorted(p.relative_to(self.root).as_posix() for p in (self.root / "daily" / self.today).glob("soak-session*.md"))
+        cards = sorted(p.relative_to(self.root).as_posix() for p in (self.root / "daily" / self.today).glob("Soak session*.md"))
         self.figures["recorder_cards"] = len(cards)
         self.figures["writes_checked"] = checked
         # no half-written temp files of atomic writes left anywhere
