@@ -68,6 +68,12 @@ class Runtime:
                 log.error("reme: index sync failed: %s", exc)
             except Exception:  # noqa: BLE001  (tools still work on files; the error shows in `status`)
                 log.error("reme: index sync failed\n%s", traceback.format_exc())
+            try:  # an index already in sync never loaded jieba: the first CJK search would wait for it
+                from .index import keyword
+
+                keyword.warm_up()
+            except Exception:  # noqa: BLE001  (search loads it again on first use and reports errors)
+                log.warning("reme: jieba warm-up failed\n%s", traceback.format_exc())
         self.ready.set()
 
     def call(self, name: str, arguments: dict[str, Any] | None) -> Any:

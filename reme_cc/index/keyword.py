@@ -32,6 +32,11 @@ def _jieba():
     return jieba
 
 
+def warm_up() -> None:
+    """Load the jieba dictionary now (about a second) rather than inside the first CJK query."""
+    _jieba()
+
+
 # Only CJK runs go through jieba (it is slow on Latin text and adds nothing there); everything else
 # is split into letter/digit runs, which is exactly what FTS5's unicode61 tokenizer would keep.
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+")
