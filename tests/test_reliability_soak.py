@@ -33,3 +33,35 @@ def test_many_processes_one_workspace(tmp_path):
     assert figures["dreams"] >= 1 and figures["dream_nodes"] >= 1
     assert figures["recordings_started"] >= 1 and figures["recorder_cards"] >= 1
     assert figures["writes_checked"] >= 50 and figures["index_rows_compared"] > 100
+
+
+def test_the_soak_checks_catch_a_lost_write_a_stale_index_and_a_held_lock(tmp_path, monkeypatch):
+    """The checks above must be able to fail: a stale index, a lost write and a held lock are reported."""
+    from reme_cc.config import Config
+    from reme_cc.index import Index
+    from reme_cc.workspace import Workspace
+
+    monkeypatch.setenv("REME_EMBEDDING", "none")
+    soak = Soak(tmp_path, seconds=0)
+    soak.seed_workspace()
+    ws = Workspace(soak.root)
+    index = Index(ws, Config.load(ws.root), background_embedding=False)
+    index.sync()
+    index.close()
+    soak.check_files()
+    soak.check_locks()
+    soak.check_index()
+    assert soak.problems == []
+    # an editor changes a note and nobody syncs; a "successful" write is not what is on disk; a lock is held
+    (soak.root / "daily/2020-01-20/seed-card-1.md").write_text("---\nname: changed\n---\nNew text about hooks.\n")
+    soak.expected["digest/wiki/soak-seed-2.md"] = "what a tool said it wrote\n"
+    with ws.lock("held-by-someone", timeout=0):
+        soak.check_files()
+        soak.check_locks()
+    (tmp_path / "ws-fresh").rename(tmp_path / "ws-fresh-1")
+    soak.check_index()
+    found = "\n".join(soak.problems)
+    assert "digest/wiki/soak-seed-2.md: content differs" in found
+    assert "daily/2020-01-20/seed-card-1.md: content differs" in found
+    assert "held-by-someone.lock is still held" in found
+    assert "index table files differs" in found and "index table chunks differs" in found

@@ -145,6 +145,7 @@ class Index:
         self._conn, self.mode = catalog.connect(self.metadata)
         self._writer = self._make_lock()
         self._last_sync = 0.0
+        self._catalog_cache: tuple[Any, dict[str, tuple[int, int]], set[str]] | None = None
         self._closed = False
         self.model_id = emb.model_id_for(config)  # validates config.embedding early
         self._query_embedder: emb.Embedder | None = None
@@ -187,6 +188,7 @@ class Index:
             catalog.remove_db_files(self.metadata)
             self._conn, self.mode = catalog.connect(self.metadata)
         self._last_sync = 0.0
+        self._catalog_cache = None
         if self._vectors is not None:
             self._vectors = VectorStore(self.metadata, self.model_id or "", None)
 
@@ -211,17 +213,16 @@ class Index:
         disk = walk(self.ws.root)
 
         def diff(conn: sqlite3.Connection) -> dict[str, tuple[int, int] | None]:
-            todo: dict[str, tuple[int, int] | None] = {}
-            seen = set()
-            for path, mtime_ns, size, indexed in conn.execute("SELECT path, mtime_ns, size, indexed FROM files"):
-                seen.add(path)
-                st = disk.get(path)
-                if st is None:
-                    todo[path] = None
-                elif st != (mtime_ns, size) or bool(indexed) != wants_chunks(path, size, self.config):
-                    todo[path] = st
+            stats, stale = self._catalog_snapshot(conn)
+            if not stale and disk == stats:
+                return {}  # the common case: one C-level dict comparison
+            todo: dict[str, tuple[int, int] | None] = {p: disk.get(p) for p in stale}
+            for path, st in stats.items():
+                now = disk.get(path)
+                if now != st:
+                    todo[path] = now  # changed, or None = deleted
             for path, st in disk.items():
-                if path not in seen:
+                if path not in stats and path not in stale:
                     todo[path] = st
             return todo
 
@@ -231,6 +232,24 @@ class Index:
         self._last_sync = time.monotonic()
         report.seconds = time.perf_counter() - t0
         return report
+
+    def _catalog_snapshot(self, conn: sqlite3.Connection) -> tuple[dict[str, tuple[int, int]], set[str]]:
+        """The files table as ({path: (mtime_ns, size)}, {paths whose indexed flag disagrees with the
+        config}), re-read only when the database moved on (generation + last write stamp; read
+        before the rows, so a commit in between only causes one extra reload)."""
+        key = tuple(conn.execute("SELECT key, value FROM meta WHERE key IN ('generation', 'last_sync') ORDER BY key"))
+        cached = self._catalog_cache
+        if cached is not None and cached[0] == key:
+            return cached[1], cached[2]
+        stats: dict[str, tuple[int, int]] = {}
+        stale: set[str] = set()
+        for path, mtime_ns, size, indexed in conn.execute("SELECT path, mtime_ns, size, indexed FROM files"):
+            if bool(indexed) != wants_chunks(path, size, self.config):
+                stale.add(path)
+            else:
+                stats[path] = (mtime_ns, size)
+        self._catalog_cache = (key, stats, stale)
+        return stats, stale
 
     def _write(self, todo: dict[str, tuple[int, int] | None], all_paths: set[str], report: SyncReport,
                progress: Callable[[int, int], None] | None = None) -> None:

@@ -161,5 +161,9 @@ class VectorStore:
                     return []
                 sel = faiss.IDSelectorBatch(np.array(allowed, dtype=np.int64))
                 params = faiss.SearchParameters(sel=sel)
+            # One query over ~50k rows is ~4 ms on one core; OpenMP threads only add barrier waits
+            # on a shared machine (measured under load: 78 ms with 2 threads, 3.8 ms with 1).
+            # The setting is per calling thread.
+            faiss.omp_set_num_threads(1)
             scores, ids = self._index.search(q, min(k, self._index.ntotal), params=params)
         return [(int(i), float(s)) for i, s in zip(ids[0], scores[0]) if i >= 0]

@@ -25,13 +25,12 @@ import json
 import logging
 import os
 import time
-import typing
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
 from ..errors import AgentError, InvalidInputError, NotFoundError, ReMeError
-from ..tools import Context, Params, Tool, ToolResult
+from ..tools import Context, Tool, ToolResult, tool
 
 log = logging.getLogger("reme.agent")
 
@@ -46,20 +45,9 @@ DEFAULT_RETRIES = 3
 AGENT_TOOLS: dict[str, Tool[Any]] = {}
 
 
-def agent_tool(name: str, description: str, *, read_only: bool = False, destructive: bool = False,
-               idempotent: bool = False) -> Callable[[Callable[..., ToolResult]], Callable[..., ToolResult]]:
+def agent_tool(name: str, description: str, **flags: Any) -> Callable[[Callable[..., ToolResult]], Callable[..., ToolResult]]:
     """Like ``tools.tool`` but registers into AGENT_TOOLS (never exposed by the MCP server / CLI)."""
-
-    def decorate(fn: Callable[..., ToolResult]) -> Callable[..., ToolResult]:
-        params_type = typing.get_type_hints(fn).get("params")
-        if params_type is None or not issubclass(params_type, Params):
-            raise TypeError(f"agent tool {name}: the second argument must be `params: <Params model>`")
-        if name in AGENT_TOOLS:
-            raise ValueError(f"agent tool {name} registered twice")
-        AGENT_TOOLS[name] = Tool(name, description.strip(), params_type, fn, read_only, destructive, idempotent)
-        return fn
-
-    return decorate
+    return tool(name, description, registry=AGENT_TOOLS, **flags)
 
 
 def resolve_tools(names: list[str]) -> list[Tool[Any]]:

@@ -83,8 +83,11 @@ def tool(
     destructive: bool = False,
     idempotent: bool = False,
     positional: tuple[str, ...] = (),
+    registry: dict[str, Tool[Any]] | None = None,
 ) -> Callable[[Callable[["Context", P], ToolResult]], Callable[["Context", P], ToolResult]]:
-    """Register ``fn`` as a tool. The params model is taken from its second argument's annotation."""
+    """Register ``fn`` as a tool (in ``REGISTRY`` unless another ``registry`` is given, e.g. the memory
+    agents' own tools). The params model is taken from its second argument's annotation."""
+    target = REGISTRY if registry is None else registry
 
     def decorate(fn: Callable[["Context", P], ToolResult]) -> Callable[["Context", P], ToolResult]:
         import typing
@@ -93,9 +96,9 @@ def tool(
         params_type = hints.get("params")
         if params_type is None or not issubclass(params_type, Params):
             raise TypeError(f"tool {name}: the second argument must be named `params` and typed as a Params model")
-        if name in REGISTRY:
+        if name in target:
             raise ValueError(f"tool {name} registered twice")
-        REGISTRY[name] = Tool(name, description.strip(), params_type, fn, read_only, destructive, idempotent, positional)
+        target[name] = Tool(name, description.strip(), params_type, fn, read_only, destructive, idempotent, positional)
         return fn
 
     return decorate
