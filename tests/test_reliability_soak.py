@@ -27,7 +27,7 @@ def test_many_processes_one_workspace(tmp_path):
     assert not soak.problems, f"{len(soak.problems)} problem(s):\n" + "\n\n".join(soak.problems[:20])
     # the run really did concurrent work of every kind (a soak that did nothing proves nothing)
     ops = figures["server_ops"]
-    assert ops["write"] >= 8 and ops["edit"] >= 4 and ops["move"] >= 2 and ops["search"] >= 4, ops
+    assert ops["write"] >= 8 and ops["edit"] >= 4 and ops["move"] >= 2 and ops["delete"] >= 1 and ops["search"] >= 4, ops
     assert figures["freshness_checks"] >= 1
     assert figures["editor_writes"] >= 10
     assert figures["dreams"] >= 1 and figures["dream_nodes"] >= 1
@@ -65,3 +65,71 @@ def test_the_soak_checks_catch_a_lost_write_a_stale_index_and_a_held_lock(tmp_pa
     assert "daily/2020-01-20/seed-card-1.md: content differs" in found
     assert "held-by-someone.lock is still held" in found
     assert "index table files differs" in found and "index table chunks differs" in found
+
+
+def test_a_link_indexed_while_another_process_deletes_its_target(ws):
+    """Process B indexes a note linking X while process A deletes X and commits first. B must resolve the
+    link against the catalog as it is under the writer lock, not as it was before B waited for the lock
+    (else the link stays 'exact' to a file that is gone, forever: nothing re-resolves it)."""
+    from reme_cc.config import Config
+    from reme_cc.index import Index
+
+    x, z = "digest/wiki/target.md", "daily/2020-01-01/linker.md"
+    ws.write_text(x, "# Target\n")
+    a, b = Index(ws, Config.load(ws.root)), Index(ws, Config.load(ws.root))
+    try:
+        a.sync()
+        ws.write_text(z, f"See [[{x}]].\n")
+        real = b._writer
+
+        class DeleteFirst:  # A's whole delete happens while B waits for the writer lock
+            def __enter__(self) -> None:
+                (ws.root / x).unlink()
+                a.update_paths([x])
+                return real.__enter__()
+
+            def __exit__(self, *exc: object) -> None:
+                return real.__exit__(*exc)
+
+        b._writer = DeleteFirst()
+        b.update_paths([z])
+        b._writer = real
+        (link,) = b.outbound_links(z)
+        assert (link.resolved_path, link.how) == (None, "missing")
+    finally:
+        a.close()
+        b.close()
+
+
+def test_a_sync_while_another_process_deletes_a_link_target(ws):
+    """Same race through sync(): its stat walk saw X, another process deleted X (and committed) before
+    this sync got the writer lock to index a new note linking X."""
+    from reme_cc.config import Config
+    from reme_cc.index import Index
+
+    x, z = "digest/wiki/target.md", "daily/2020-01-01/linker.md"
+    ws.write_text(x, "# Target\n")
+    a, b = Index(ws, Config.load(ws.root)), Index(ws, Config.load(ws.root))
+    try:
+        a.sync()
+        b.sync()
+        ws.write_text(z, f"See [[{x}]].\n")
+        real = b._writer
+
+        class DeleteFirst:
+            def __enter__(self) -> None:
+                (ws.root / x).unlink()
+                a.update_paths([x])
+                return real.__enter__()
+
+            def __exit__(self, *exc: object) -> None:
+                return real.__exit__(*exc)
+
+        b._writer = DeleteFirst()
+        b.sync(force=True)
+        b._writer = real
+        (link,) = b.outbound_links(z)
+        assert (link.resolved_path, link.how) == (None, "missing")
+    finally:
+        a.close()
+        b.close()

@@ -228,7 +228,7 @@ class Index:
 
         todo = self._run(diff)
         if todo:
-            self._write(todo, set(disk), report)
+            self._write(todo, None, report)  # paths as of the writer lock
         self._last_sync = time.monotonic()
         report.seconds = time.perf_counter() - t0
         return report
@@ -251,11 +251,18 @@ class Index:
         self._catalog_cache = (key, stats, stale)
         return stats, stale
 
-    def _write(self, todo: dict[str, tuple[int, int] | None], all_paths: set[str], report: SyncReport,
+    def _write(self, todo: dict[str, tuple[int, int] | None], all_paths: set[str] | None, report: SyncReport,
                progress: Callable[[int, int], None] | None = None) -> None:
+        """``all_paths=None``: the catalog's paths read under the writer lock, plus/minus ``todo`` (another
+        process may have added or deleted files while this one waited for the lock)."""
         def do(conn: sqlite3.Connection) -> None:
             with self._writer:
-                apply_changes(conn, self.ws.root, self.config, todo, all_paths, report, progress)
+                paths = all_paths
+                if paths is None:
+                    known = {r[0] for r in conn.execute("SELECT path FROM files")}
+                    paths = (known | {p for p, st in todo.items() if st is not None}) - {
+                        p for p, st in todo.items() if st is None}
+                apply_changes(conn, self.ws.root, self.config, todo, paths, report, progress)
 
         try:
             self._run(do)
@@ -295,9 +302,7 @@ class Index:
                     todo.setdefault(sub, None)
         if not todo:
             return
-        known = set(self._run(lambda c: [r[0] for r in c.execute("SELECT path FROM files")]))
-        all_paths = (known | {p for p, st in todo.items() if st is not None}) - {p for p, st in todo.items() if st is None}
-        self._write(todo, all_paths, SyncReport())
+        self._write(todo, None, SyncReport())
 
     def reindex(self, progress: Callable[[int, int], None] | None = None) -> SyncReport:
         """Wipe the derived index (keeping the embedding cache, keyed by content) and rebuild it."""

@@ -310,13 +310,15 @@ def _changed_digest_nodes(ctx: DreamContext) -> list[str]:
     return out
 
 
-def _cites(ws: Workspace, node: str, paths: list[str]) -> bool:
+def _cites(ws: Workspace, node: str, paths: list[str], every: bool = False) -> bool:
     try:
         text = ws.read_bytes(node).decode("utf-8", errors="replace")
     except ReMeError:
         return False
     section = sources_section(text)
-    return section is not None and bool(set(paths) & link_targets(section))
+    if section is None:
+        return False
+    return set(paths) <= link_targets(section) if every else bool(set(paths) & link_targets(section))
 
 
 def verify_unit(ctx: DreamContext, unit: Unit, report: dict[str, Any] | None, changed_nodes: list[str],
@@ -337,6 +339,11 @@ def verify_unit(ctx: DreamContext, unit: Unit, report: dict[str, Any] | None, ch
         if rec.befores.get(node) is None:
             action = "CREATE"  # a node that did not exist before cannot have been corroborated
         return UnitOutcome(unit, True, action, node)
+    if path and path.startswith("digest/") and not (report or {}).get("error") and _cites(ws, path, unit.paths, every=True):
+        # The named node already cites every source of the unit, unchanged: an earlier dream that was
+        # cut short (kill -9, timeout) after writing it did the work. Counting it as a failure would
+        # leave these sources un-checkpointed and re-extracted by every dream, forever.
+        return UnitOutcome(unit, True, "CORROBORATE", path)
     why = (f"{path} was not changed by this dream or does not cite the unit's sources" if path
            else "no digest node citing the unit's sources was written")
     if report and report.get("error"):

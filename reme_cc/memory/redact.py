@@ -34,9 +34,10 @@ _PATTERNS: list[tuple[str, str]] = [
     ),
     ("github-token", r"(?<![A-Za-z0-9_])(?:ghp|gho|ghu|ghs|ghr)_[A-Za-z0-9]{36,}"),
     ("github-token", r"(?<![A-Za-z0-9_])github_pat_[A-Za-z0-9_]{40,}"),
-    ("gitlab-token", r"(?<![A-Za-z0-9_])glpat-[A-Za-z0-9_-]{20,}"),
+    ("gitlab-token", r"(?<![A-Za-z0-9_])gl(?:pat|ptt|dt|rt|cbt|soat|ft|imt|oas)-[A-Za-z0-9_-]{20,}"),
     ("slack-token", r"(?<![A-Za-z0-9_])xox[abposre]-[A-Za-z0-9-]{10,}"),
     ("slack-webhook", r"https://hooks\.slack\.com/services/[A-Za-z0-9/_-]{20,}"),
+    ("discord-webhook", r"https://(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/[0-9]+/[A-Za-z0-9_-]{20,}"),
     ("aws-access-key", r"(?<![A-Z0-9])(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}(?![A-Z0-9])"),
     (
         "aws-secret-key",
@@ -44,6 +45,12 @@ _PATTERNS: list[tuple[str, str]] = [
         r"[\"']?\s*[:=]\s*[\"']?(?P<v>[A-Za-z0-9/+=]{40})(?![A-Za-z0-9/+=])",
     ),
     ("google-api-key", r"(?<![A-Za-z0-9_])AIza[0-9A-Za-z_-]{35}(?![0-9A-Za-z_-])"),
+    ("gcp-oauth-token", r"(?<![A-Za-z0-9_-])ya29\.[0-9A-Za-z_-]{20,}"),
+    ("gcp-oauth-secret", r"(?<![A-Za-z0-9_-])GOCSPX-[0-9A-Za-z_-]{20,}"),
+    # Azure: storage / Service Bus keys inside connection strings, SAS signatures, Entra client secrets
+    ("azure-key", r"(?i:AccountKey|SharedAccessKey)=(?P<v>[A-Za-z0-9+/]{20,}={0,2})"),
+    ("azure-sas", r"[?&]sig=(?P<v>[A-Za-z0-9%+/=]{20,})"),
+    ("azure-client-secret", r"(?<![A-Za-z0-9_~.-])[A-Za-z0-9_~.-]{3}[0-9]Q~[A-Za-z0-9_~.-]{31,34}(?![A-Za-z0-9_~.-])"),
     ("stripe-key", r"(?<![A-Za-z0-9_])(?:sk|rk)_(?:live|test)_[0-9A-Za-z]{16,}"),
     ("stripe-webhook-secret", r"(?<![A-Za-z0-9_])whsec_[0-9A-Za-z]{24,}"),
     ("huggingface-token", r"(?<![A-Za-z0-9_])hf_[A-Za-z0-9]{30,}"),
@@ -58,6 +65,11 @@ _PATTERNS: list[tuple[str, str]] = [
     # Authorization headers: keep the scheme word, hide the credential.
     ("bearer-token", r"(?i:\bbearer)\s+(?P<v>[A-Za-z0-9._~+/-]{16,}=*)"),
     ("basic-auth", r"(?i:\bauthorization:\s*basic)\s+(?P<v>[A-Za-z0-9+/]{12,}=*)"),
+    # ODBC/ADO `PWD=…;` (not a shell's PWD=/path or $(pwd)); .NET `<add key="ApiKey" value="…"/>`;
+    # `mysql -pPASSWORD` (no space after -p: with a space mysql prompts for it)
+    ("password", r"(?<![A-Za-z_])(?i:pwd)\s*=\s*(?P<v>[^\s;'\"/~$.(][^\s;'\"()]{5,127})(?![(\w])"),
+    ("password", r"(?i:key=\"[\w.:-]*(?:password|secret|apikey|api_key|token)[\w.:-]*\"\s+value=\")(?P<v>[^\"]{6,200})\""),
+    ("password", r"\bmysql(?:dump|admin)?\b[^\n]{0,80}?\s-p(?P<v>[^\s'\"-][^\s'\"]{3,127})"),
     # scheme://user:password@host  (also DSNs such as postgres://, redis://, mongodb+srv://)
     ("url-password", r"\b[a-zA-Z][a-zA-Z0-9+.-]{1,20}://[^\s:/@\"'<>]{1,64}:(?P<v>[^\s@/\"'<>]{1,128})@"),
     # password=..., "api_key": "...", DB_PASSWORD=..., client_secret: '...'.
@@ -66,7 +78,8 @@ _PATTERNS: list[tuple[str, str]] = [
     (
         "password",
         r"(?<![:/])(?i:(?:password|passwd|passphrase|secret|api_?key|apikey|access_?key|secret_?key|"
-        r"private_?key|client_?secret|(?:auth|access|refresh|api|bot|session|secret|bearer|github|gitlab|npm|"
+        r"private_?key|client_?secret|(?:account|storage|master|signing|encryption)_?key|"
+        r"(?:auth|access|refresh|api|bot|session|secret|bearer|github|gitlab|npm|"
         r"slack|discord|telegram)_?token))"
         r"[\"']?\s*(?:=|:|:=|=>)\s*"
         r"(?:(?P<q>[\"'])(?P<v>(?=[^\s\"'<>{}$%]*(?:[0-9]|[-!@#^&*+=.:/~]))[^\s\"'<>{}$%]{6,200})(?P=q)"
@@ -105,7 +118,8 @@ def _secrets() -> re.Pattern[str]:
 # Cheap gate: text with none of these substrings cannot match any pattern, so the big regex is
 # skipped (most transcript strings are short prose).
 _HINTS = re.compile(
-    r"PRIVATE KEY|sk-|gh[pousr]_|github_pat_|glpat-|xox|hooks\.slack|AKIA|ASIA|ABIA|ACCA|AIza|_live_|_test_|"
+    r"PRIVATE KEY|sk-|gh[pousr]_|github_pat_|gl[a-z]{1,4}-|xox|discord|ya29\.|GOCSPX-|sig=|Q~|(?i:pwd|mysql)|"
+    r"hooks\.slack|AKIA|ASIA|ABIA|ACCA|AIza|_live_|_test_|"
     r"whsec_|hf_|npm_|pypi-|SG\.|gsk_|_v1_|shp|:AA|eyJ|://|(?i:bearer|basic|pass|secret|key|token)"
 )
 

@@ -335,6 +335,7 @@ def _copy_one(
         prev = state["sources"].get(dest_rel) or {}
         offset = int(prev.get("offset", 0))
         dest = ws.resolve(dest_rel)
+        _own_file(dest)
         dest_size = _repair_tail(dest)
         rescan = bool(prev) and (
             prev.get("ino") != st.st_ino
@@ -413,6 +414,18 @@ def _parse(line: bytes) -> dict[str, Any] | None:
         return filter_entry(obj)
     except RecursionError:
         return None
+
+
+def _own_file(dest: Path) -> None:
+    """The copy is appended and truncated in place, so it must be a file of its own: a hard link
+    (planted, or left by a backup tool) would carry those writes to the linked file elsewhere. Such a
+    copy is first replaced by an unshared one (atomic rename: the other name keeps its content)."""
+    try:
+        st = os.lstat(dest)
+    except FileNotFoundError:
+        return
+    if st.st_nlink > 1:
+        atomic_write(dest, dest.read_bytes())
 
 
 def _repair_tail(dest: Path) -> int:

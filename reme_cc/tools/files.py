@@ -44,7 +44,8 @@ def _norm(ws: Workspace, rel: str, *, allow_root: bool = False) -> str:
 def _writable(ws: Workspace, rel: str) -> str:
     """Normalise a path that a tool will change; refuse the derived/system folders."""
     norm = _norm(ws, rel)
-    if norm.split("/", 1)[0] in SYSTEM_DIRS:
+    # casefolded: on a case-insensitive filesystem (macOS, Windows) METADATA/ *is* metadata/
+    if norm.split("/", 1)[0].casefold() in SYSTEM_DIRS:
         raise PathError(f"{norm} is inside {norm.split('/', 1)[0]}/ (derived state, rebuilt automatically); refused")
     if any(part.startswith(".") for part in norm.split("/")):
         raise PathError(f"{norm}: hidden files and folders (starting with '.') are not memory; refused")
@@ -446,7 +447,7 @@ def rewrite_links_in_files(ws: Workspace, sources: list[str], retarget: Any) -> 
 
 
 def _check_movable(norm: str, what: str) -> None:
-    if norm in PROTECTED_DIRS:
+    if norm.casefold() in PROTECTED_DIRS:  # DAILY is daily/ on a case-insensitive filesystem
         raise PathError(f"{norm}/ is a workspace layer folder; it cannot be {what}")
 
 

@@ -85,7 +85,7 @@ def p95(values: list[float]) -> float:
 
 @dataclass
 class ServerStats:
-    ops: dict[str, int] = field(default_factory=lambda: {"write": 0, "edit": 0, "move": 0, "search": 0})
+    ops: dict[str, int] = field(default_factory=lambda: {"write": 0, "edit": 0, "move": 0, "delete": 0, "search": 0})
     latencies: list[float] = field(default_factory=list)
     fresh_checks: int = 0
 
@@ -108,6 +108,8 @@ class Soak:
         self.contains: dict[str, list[str]] = {}    # path -> texts it must contain (dream nodes)
         self.tokens: dict[str, float] = {}          # search token -> time its write returned
         self.pins_made: set[str] = set()
+        self.exposed: list[str] = []                # notes other servers link to; only ever deleted
+        self.deleted: set[str] = set()              # deleted successfully: must stay gone
         self.sessions: dict[str, tuple[Path, list[str]]] = {}
         self.process_seconds = 0.0
         self.processes_started = 0
@@ -218,21 +220,27 @@ class Soak:
             return res
 
         def links_for(exclude: str) -> str:
-            others = [p for p in own if p != exclude and "-pin" not in p]
+            others = [p for p in own if p != exclude and "-pin" not in p and "-x" not in p]
             mine = rng.sample(others, min(2, len(others)))
             pin_of = rng.choice([s for s in range(self.n_servers) if s != i] or [i])
             targets = mine + [f"daily/2020-01-0{pin_of + 1}/s{pin_of}-pin{rng.randint(0, 3)}.md",
                               f"digest/wiki/soak-seed-{rng.randrange(SEED_NODES)}.md"]
+            with self._lock:  # another server's exposed note: it may be deleted at any moment
+                theirs = [x for x in self.exposed[-8:] if not x.startswith(f"{folder}/")]
+            if theirs:
+                targets.append(rng.choice(theirs))
             return " ".join(f"[[{t}]]" for t in targets)
 
         while time.monotonic() < deadline:
             r = rng.random()
-            movable = [p for p in own if "-pin" not in p]
+            movable = [p for p in own if "-pin" not in p and "-x" not in p]
+            exposed = [p for p in own if "-x" in p]
             if pins_next < 4 and (n >= 2 * pins_next + 1):
                 path, token = f"{folder}/s{i}-pin{pins_next}.md", f"soaks{i}pin{pins_next}"
                 pins_next += 1
             elif r < 0.35 or not own:
-                path, token = f"{folder}/s{i}-n{n}.md", f"soaks{i}n{n}"
+                kind = "x" if rng.random() < 0.3 else "n"
+                path, token = f"{folder}/s{i}-{kind}{n}.md", f"soaks{i}{kind}{n}"
             else:
                 path, token = "", ""
             if path:
@@ -242,7 +250,10 @@ class Soak:
                 if call("write", {"path": path, "content": content}) is not None:
                     own[path] = content
                     with self._lock:
-                        self.tokens[token] = time.monotonic()
+                        if "-x" in path:  # may be deleted any time: not used for freshness checks
+                            self.exposed.append(path)
+                        else:
+                            self.tokens[token] = time.monotonic()
                         if "-pin" in path:
                             self.pins_made.add(path)
             elif r < 0.6:
@@ -260,6 +271,12 @@ class Soak:
                     own[dst] = own.pop(src)
                     for p in own:
                         own[p] = own[p].replace(f"[[{src}]]", f"[[{dst}]]")
+            elif r < 0.8 and exposed:
+                path = rng.choice(sorted(exposed))
+                if call("delete", {"path": path}) is not None:
+                    del own[path]
+                    with self._lock:
+                        self.deleted.add(path)
             else:
                 with self._lock:
                     old_enough = [t for t, at in self.tokens.items()
@@ -420,7 +437,7 @@ class Soak:
             lat = [x for st in stats for x in st.latencies]
             self.figures.update({
                 "seconds": self.seconds, "servers": self.n_servers, "hook_sessions": self.n_hooks,
-                "server_ops": {op: sum(st.ops[op] for st in stats) for op in ("write", "edit", "move", "search")},
+                "server_ops": {op: sum(st.ops[op] for st in stats) for op in ("write", "edit", "move", "delete", "search")},
                 "server_call_p95_ms": round(p95(lat) * 1000, 1),
                 "freshness_checks": sum(st.fresh_checks for st in stats),
             })
@@ -438,6 +455,10 @@ class Soak:
             elif p.read_text("utf-8", "replace") != content:
                 self.problem(f"{rel}: content differs from the last successful write:\n"
                              f"--- expected\n{content[:600]}\n--- on disk\n{p.read_text('utf-8', 'replace')[:600]}")
+            checked += 1
+        for rel in sorted(self.deleted):
+            if (self.root / rel).exists():
+                self.problem(f"{rel}: deleted successfully but back on disk")
             checked += 1
         for rel, parts in sorted(self.contains.items()):
             p = self.root / rel

