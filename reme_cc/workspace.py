@@ -13,6 +13,7 @@ import fcntl
 import os
 import re
 import tempfile
+import threading
 import time
 from pathlib import Path, PurePosixPath
 from typing import Iterator
@@ -85,6 +86,8 @@ class Workspace:
         elif not self.root.is_dir():
             raise NotFoundError(f"workspace {self.root} does not exist; run `reme-cc init` or set REME_WORKSPACE")
         self.root = self.root.resolve()
+        self._notes_guard = threading.RLock()
+        self._notes_depth = 0
 
     def __repr__(self) -> str:
         return f"Workspace({str(self.root)!r})"
@@ -202,6 +205,30 @@ class Workspace:
         """A named inter-process lock under metadata/locks/ (flock: released by the OS if the
         holder dies, so a killed process never blocks the next one)."""
         return file_lock(self.lock_path(name), timeout)
+
+    @contextlib.contextmanager
+    def notes_lock(self, timeout: float = 60.0) -> Iterator[None]:
+        """Serialises read-modify-write changes of notes across threads and processes (MCP servers,
+        recorders, dream subagents), so no update is lost. Re-entrant within a thread: a tool that
+        calls another tool (the recorder renaming its card through move) does not block itself."""
+        if not self._notes_guard.acquire(timeout=timeout):
+            raise LockedError("another reme operation has been changing notes for too long; retry")
+        try:
+            if self._notes_depth:
+                self._notes_depth += 1
+                try:
+                    yield
+                finally:
+                    self._notes_depth -= 1
+                return
+            with self.lock("notes", timeout):
+                self._notes_depth = 1
+                try:
+                    yield
+                finally:
+                    self._notes_depth = 0
+        finally:
+            self._notes_guard.release()
 
     def is_locked(self, name: str) -> bool:
         """True while another process holds the named lock (e.g. a running recorder or dream)."""

@@ -56,6 +56,8 @@ class Tool(Generic[P]):
     idempotent: bool = False
     # CLI: names of params given positionally, in order (``reme-cc move SRC DST``)
     positional: tuple[str, ...] = ()
+    # changes notes: runs under the workspace's notes lock (read-modify-write without lost updates)
+    changes_notes: bool = False
 
     def validate(self, arguments: dict[str, Any] | None) -> P:
         try:
@@ -65,7 +67,10 @@ class Tool(Generic[P]):
 
     def run(self, ctx: "Context", arguments: dict[str, Any] | P | None) -> ToolResult:
         params = arguments if isinstance(arguments, self.params) else self.validate(arguments)  # type: ignore[arg-type]
-        return self.fn(ctx, params)  # type: ignore[arg-type]
+        if not self.changes_notes:
+            return self.fn(ctx, params)  # type: ignore[arg-type]
+        with ctx.workspace.notes_lock():
+            return self.fn(ctx, params)  # type: ignore[arg-type]
 
     @property
     def cli_name(self) -> str:
@@ -84,10 +89,13 @@ def tool(
     idempotent: bool = False,
     positional: tuple[str, ...] = (),
     registry: dict[str, Tool[Any]] | None = None,
+    changes_notes: bool | None = None,
 ) -> Callable[[Callable[["Context", P], ToolResult]], Callable[["Context", P], ToolResult]]:
     """Register ``fn`` as a tool (in ``REGISTRY`` unless another ``registry`` is given, e.g. the memory
-    agents' own tools). The params model is taken from its second argument's annotation."""
+    agents' own tools). The params model is taken from its second argument's annotation.
+    ``changes_notes`` defaults to ``not read_only``."""
     target = REGISTRY if registry is None else registry
+    serialise = (not read_only) if changes_notes is None else changes_notes
 
     def decorate(fn: Callable[["Context", P], ToolResult]) -> Callable[["Context", P], ToolResult]:
         import typing
@@ -98,7 +106,8 @@ def tool(
             raise TypeError(f"tool {name}: the second argument must be named `params` and typed as a Params model")
         if name in target:
             raise ValueError(f"tool {name} registered twice")
-        target[name] = Tool(name, description.strip(), params_type, fn, read_only, destructive, idempotent, positional)
+        target[name] = Tool(name, description.strip(), params_type, fn, read_only, destructive, idempotent, positional,
+                            serialise)
         return fn
 
     return decorate
