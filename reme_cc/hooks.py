@@ -166,6 +166,8 @@ def _should_record(ws: Workspace, config: Config, event: str, sid: str, now: flo
     if pending >= config.record_min_messages:
         return True
     since = float(state.get("last_record_at") or state.get("pending_since") or now)
+    if since > now + 300:  # stamped by a clock that was ahead: unknown age, do not wait for that date
+        return True
     return now - since >= config.record_min_minutes * 60
 
 

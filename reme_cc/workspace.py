@@ -240,8 +240,11 @@ class Workspace:
 
 
 def atomic_write(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name[:60]}.", suffix=".tmp", dir=path.parent)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name[:60]}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:  # read-only, full, or immutable folder: the same clear error as below
+        raise _os_error(exc, path) from exc
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
@@ -269,21 +272,24 @@ def fsync_dir(folder: Path) -> None:
             os.close(dfd)
 
 
-def _os_error(exc: OSError, path: Path) -> ReMeError:
+def _os_error(exc: OSError, path: Path, action: str = "write") -> ReMeError:
     if exc.errno == errno.ENOSPC:
-        return ReMeError(f"cannot write {path.name}: the disk is full; free some space and retry (nothing was changed)")
+        return ReMeError(f"cannot {action} {path.name}: the disk is full; free some space and retry (nothing was changed)")
     if exc.errno in (errno.EACCES, errno.EPERM):
-        return ReMeError(f"cannot write {path.name}: permission denied (nothing was changed)")
+        return ReMeError(f"cannot {action} {path.name}: permission denied (nothing was changed)")
     if exc.errno == errno.EROFS:
-        return ReMeError(f"cannot write {path.name}: the workspace is on a read-only filesystem")
-    return ReMeError(f"cannot write {path.name}: {exc.strerror or exc}")
+        return ReMeError(f"cannot {action} {path.name}: the workspace is on a read-only filesystem")
+    return ReMeError(f"cannot {action} {path.name}: {exc.strerror or exc}")
 
 
 @contextlib.contextmanager
 def file_lock(path: Path, timeout: float = 30.0, poll: float = 0.05) -> Iterator[None]:
     """Exclusive flock on ``path``; raises LockedError after ``timeout`` seconds (0 = try once)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:  # e.g. a read-only workspace: say so instead of a traceback
+        raise _os_error(exc, path, "lock") from exc
     try:
         deadline = time.monotonic() + timeout
         while True:

@@ -150,11 +150,31 @@ class AgentRun:
         self.usage["output_tokens"] += int(get("output_tokens", 0) or 0)
 
 
+def _redact_value(value: Any) -> Any:
+    from .redact import redact
+
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {k: _redact_value(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redact_value(v) for v in value]
+    return value
+
+
 def _call_tool(ctx: Context, tool: Tool[Any], args: dict[str, Any], run: AgentRun) -> tuple[str, bool]:
     """Run one registry tool for an agent: (text, is_error). ReMeErrors become error text the model
-    can act on; anything else is logged and reported as an internal error."""
+    can act on; anything else is logged and reported as an internal error.
+
+    Privacy: what a tool returns goes to the model, so secrets in it are redacted (``read`` of a raw
+    resource file, a search hit); what an agent writes is redacted too (a model that knows a key from
+    elsewhere still cannot put it into daily/ or digest/)."""
+    from .redact import redact
+
+    if not tool.read_only and isinstance(args, dict):
+        args = _redact_value(args)
     try:
-        text, is_error = tool.run(ctx, args).text(), False
+        text, is_error = redact(tool.run(ctx, args).text()), False
     except ReMeError as exc:
         text, is_error = f"error: {exc}", True
     except Exception as exc:  # a bug in a tool must not kill the agent run
@@ -186,6 +206,9 @@ async def run_agent(ctx: Context, agent: str | AgentSpec, prompt: str, *, tools:
     Never raises for model/API failures or timeouts: they come back in ``AgentRun.error`` (a caller
     such as the recorder must know not to advance its cursor). Bad configuration raises ReMeError."""
     spec = load_agent(agent) if isinstance(agent, str) else agent
+    from .redact import redact
+
+    prompt = redact(prompt)  # every caller's prompt (conversation, resource text, daily notes): no secret reaches a model
     names = list(tools if tools is not None else spec.tools)
     tool_objs = resolve_tools(names)
     subs = dict(subagents or {})
@@ -314,21 +337,29 @@ async def _run_sdk(ctx: Context, spec: AgentSpec, prompt: str, tool_objs: list[T
     if os.environ.get("REME_CLAUDE_CLI"):
         options.cli_path = os.environ["REME_CLAUDE_CLI"]
     texts: list[str] = []
-    async for message in query(prompt=prompt, options=options):
-        if isinstance(message, AssistantMessage):
-            if getattr(message, "parent_tool_use_id", None):
-                continue  # a subagent's message
-            texts = [b.text for b in message.content if isinstance(b, TextBlock)] or texts
-        elif isinstance(message, ResultMessage):
-            run.turns = message.num_turns
-            if message.usage:
-                run.add_usage(message.usage)
-            if message.is_error:
-                detail = message.result or "; ".join(message.errors or []) or message.subtype
-                status = message.api_error_status
-                run.error = f"agent failed ({message.subtype}{f', HTTP {status}' if status else ''}): {detail}"[:500]
-            elif message.result:
-                texts = [message.result]
+    try:
+        async for message in query(prompt=prompt, options=options):
+            if isinstance(message, AssistantMessage):
+                if getattr(message, "parent_tool_use_id", None):
+                    continue  # a subagent's message
+                texts = [b.text for b in message.content if isinstance(b, TextBlock)] or texts
+            elif isinstance(message, ResultMessage):
+                run.turns = message.num_turns
+                if message.usage:
+                    run.add_usage(message.usage)
+                if message.is_error:
+                    detail = message.result or "; ".join(message.errors or []) or message.subtype
+                    status = message.api_error_status
+                    run.error = f"agent failed ({message.subtype}{f', HTTP {status}' if status else ''}): {detail}"[:500]
+                elif message.result:
+                    texts = [message.result]
+    except Exception as exc:  # the CLI is missing, cannot start, or died: say so with its own words
+        await asyncio.sleep(0.2)  # let the stderr reader catch the last lines
+        said = " | ".join(ln.strip() for ln in stderr_tail[-3:] if ln.strip())
+        cli = options.cli_path or "the bundled Claude CLI"
+        run.error = (f"the Claude CLI ({cli}) failed: {type(exc).__name__}: {exc}".rstrip(": ")
+                     + (f"; it said: {said}" if said else ""))[:500]
+        raise
     run.text = "\n".join(texts).strip()
     if run.error is None and not run.turns and not run.text and stderr_tail:
         run.error = "the Claude CLI ended without a result: " + " | ".join(stderr_tail[-3:])[:400]

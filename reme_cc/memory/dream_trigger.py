@@ -28,7 +28,11 @@ def last_dream_age_hours(ws: Workspace) -> float | None:
             times.append((ws.root / rel).stat().st_mtime)
         except OSError:
             pass
-    return None if not times else max(0.0, (time.time() - max(times)) / 3600.0)
+    now = time.time()
+    # A stamp from the future was written by a clock that was ahead: it says nothing about when the
+    # last dream ran, and clamping it to "0 h ago" would hold the automatic dream off until that date.
+    times = [t for t in times if t <= now + 300]
+    return None if not times else max(0.0, (now - max(times)) / 3600.0)
 
 
 def touch(ws: Workspace, rel: str) -> None:

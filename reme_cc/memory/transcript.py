@@ -33,7 +33,7 @@ from typing import Any, Iterator
 
 from ..errors import InvalidInputError
 from ..workspace import Workspace, atomic_write
-from .redact import scrub
+from .redact import redact, scrub
 
 COPY_DIR = "session/claude_code"
 STATE_DIR = "transcripts"  # under metadata/
@@ -101,11 +101,20 @@ def _clean_value(value: Any, limit: int, depth: int = 0) -> Any:
             if k in ("data", "signature") and isinstance(v, str) and len(v) > 200:
                 out[k] = "[binary data omitted]"
             else:
-                out[str(k)] = _clean_value(v, limit, depth + 1)
+                out[str(k)] = _keyed(str(k), _clean_value(v, limit, depth + 1))
         return out
     if isinstance(value, list):
         return [_clean_value(v, limit, depth + 1) for v in value]
     return value
+
+
+def _keyed(key: str, value: Any) -> Any:
+    """A string value judged with its key as context: ``{"DB_PASSWORD": "hunter2-x"}`` is as secret as
+    ``DB_PASSWORD=hunter2-x`` (a tool input such as an env mapping or a password parameter)."""
+    if not isinstance(value, str) or not value or "[REDACTED:" in value or "\n" in key:
+        return value
+    joined = redact(f"{key}={value}")
+    return joined[len(key) + 1:] if joined.startswith(key + "=") else value
 
 
 def _media(block: dict[str, Any]) -> dict[str, Any]:
@@ -342,6 +351,9 @@ def _copy_one(
             or prev.get("dev") != st.st_dev
             or st.st_size < offset
             or prev.get("tail") != _tail_hash(fd, offset)
+            # the copy lost bytes we had appended (a torn tail cut back above, or truncated by hand):
+            # their entries are behind `offset` now, so only a re-scan (deduplicated by uuid) restores them
+            or dest_size < int(prev.get("dest_size", 0))
         )
         if rescan:
             offset = 0

@@ -275,6 +275,7 @@ class Outcome:
     torn_tails: int = 0
     temp_files: int = 0
     lock_seconds: float = 0.0
+    dangling: int = 0
     recovered: bool = False
     note: str = ""
 
@@ -369,6 +370,11 @@ while True:
     i += 1
     k = rng.randrange(6)
     path = f"resource/crash/n{k}.md"
+    if os.path.exists(os.path.join(root, f"resource/crash/m{k}.md")):  # finish a move-back cut short
+        log({"i": i, "op": "move-back", "path": f"resource/crash/m{k}.md"})
+        rc = main(["--workspace", root, "move", f"resource/crash/m{k}.md", path])
+        log({"i": i, "done": rc})
+        continue
     op = rng.choice(["write", "write", "edit", "move"])
     if op == "write" or not os.path.exists(os.path.join(root, path)):
         body = f"# Note {k} v{i}\n\nSee [[resource/crash/n{(k + 1) % 6}.md]].\n\n" + ("filler text " * 4000) + f"\n\nv{i}\n\n{SENT}\n"
@@ -412,6 +418,16 @@ def scenario_tools(root: Path, scratch: Path, rng: random.Random, *, max_delay: 
     for k in range(6):
         both = [(root / f"resource/crash/{p}{k}.md").exists() for p in ("n", "m")]
         verify(sum(both) <= 1, f"note {k} exists under both names after the kill")
+    # retry an interrupted move-back as the writer would, then count links that point nowhere
+    for k in range(6):
+        if (root / f"resource/crash/m{k}.md").exists():
+            run_ok(reme(root, "move", f"resource/crash/m{k}.md", f"resource/crash/n{k}.md"), base_env(root, run_id))
+    from reme_cc.notes.wikilinks import parse_links
+
+    dangling = [(p.name, link.target) for p in (root / "resource/crash").glob("*.md")
+                for link in parse_links(p.read_text(encoding="utf-8")) if not (root / link.target).exists()]
+    out.note += f", dangling links after retry: {len(dangling)}"
+    out.dangling = len(dangling)
     out.recovered = True
     return out
 
@@ -433,7 +449,7 @@ def transcript_entries(n: int, start: int, rng: random.Random) -> list[dict[str,
     return out
 
 
-def scenario_transcript(root: Path, scratch: Path, rng: random.Random, *, max_delay: float = 1.5) -> Outcome:
+def scenario_transcript(root: Path, scratch: Path, rng: random.Random, *, max_delay: float = 0.5) -> Outcome:
     from reme_cc.memory.transcript import read_copy
     from reme_cc.workspace import Workspace
 
@@ -449,7 +465,7 @@ def scenario_transcript(root: Path, scratch: Path, rng: random.Random, *, max_de
     run_id = uuid.uuid4().hex
     env = base_env(root, run_id, {"REME_RECORD_MIN_MESSAGES": "1000000", "REME_RECORD_MIN_MINUTES": "1000000"})
     payload = json.dumps({"session_id": sid, "transcript_path": str(src), "hook_event_name": "Stop"}).encode()
-    delay = rng.uniform(0.05, max_delay)
+    delay = rng.uniform(0.03, max_delay)
     proc = start([PY, "-S", str(HOOK), "Stop"], env, stdin=payload)
     out = Outcome("transcript", delay, kill_after(proc, delay))
     common_after_kill(root, run_id, out)
@@ -539,7 +555,7 @@ def scenario_record(root: Path, scratch: Path, rng: random.Random, api: Any, *, 
 # scenario: dreams (the real Claude CLI through the Agent SDK against the scripted fake API)
 
 def scenario_dream(root: Path, scratch: Path, rng: random.Random, api: Any, *, home: Path,
-                   max_delay: float = 12.0) -> Outcome:
+                   max_delay: float = 3.5) -> Outcome:
     from support.claude_cli import sdk_env
     from support.dream_script import create_plan, extractor_turn, script_dream
 
