@@ -219,12 +219,13 @@ def resource_files() -> dict[str, str]:
 
 
 def echo_resource_agent(req: Request) -> Reply:
-    """A hostile resource agent: reads the raw file with its tool, then puts everything it saw in the card."""
+    """A hostile resource agent: reads the raw file with its tool, then puts everything it saw in the card,
+    plus secrets it "remembers" from elsewhere."""
     if not req.tool_results():
         path = next((ln.split("path=\"", 1)[1].split("\"", 1)[0] for ln in req.last_user_text.splitlines()
                      if ln.startswith("<resource path=")), "resource/x")
         return tool_use("mcp__reme__read", {"path": path})
-    shown = everything_shown(req)
+    shown = everything_shown(req) + "\n" + "\n".join(s.context for s in SECRETS[::10])  # ... and "remembers" some
     return text(f"---\nname: Infra secrets echo\ndescription: {' '.join(shown.split())[:300]}\n---\n# Echo\n\n{shown}\n")
 
 

@@ -208,7 +208,7 @@ async def run_agent(ctx: Context, agent: str | AgentSpec, prompt: str, *, tools:
     spec = load_agent(agent) if isinstance(agent, str) else agent
     from .redact import redact
 
-    prompt = redact(prompt)  # every caller's prompt (conversation, resource text, daily notes): no secret reaches a model
+    prompt = redact(prompt)  # conversation, resource text, daily notes: no secret ever reaches a model
     names = list(tools if tools is not None else spec.tools)
     tool_objs = resolve_tools(names)
     subs = dict(subagents or {})

@@ -65,11 +65,12 @@ _PATTERNS: list[tuple[str, str]] = [
     # Authorization headers: keep the scheme word, hide the credential.
     ("bearer-token", r"(?i:\bbearer)\s+(?P<v>[A-Za-z0-9._~+/-]{16,}=*)"),
     ("basic-auth", r"(?i:\bauthorization:\s*basic)\s+(?P<v>[A-Za-z0-9+/]{12,}=*)"),
-    # ODBC/ADO `PWD=…;` (not a shell's PWD=/path or $(pwd), nor Python's `pwd = …`); .NET `<add key="ApiKey" value="…"/>`;
-    # `mysql -pPASSWORD` (no space after -p: with a space mysql prompts for it)
+    # ODBC/ADO `PWD=…;` (not a shell's PWD=/path or $(pwd), nor Python's `pwd = …`);
+    # .NET `<add key="ApiKey" value="…"/>`; `mysql -pPASSWORD` (with a space after -p mysql prompts)
     ("password", r"(?<![A-Za-z_.])(?i:pwd)=(?!(?:None|True|False|null|nil)\b)"
                  r"(?P<v>[^\s;,'\"/~$.(][^\s;,'\"()]{3,127})(?=[;'\"}]|\s|$)"),
-    ("password", r"(?i:key=\"[\w.:-]*(?:password|secret|apikey|api_key|token)[\w.:-]*\"\s+value=\")(?P<v>[^\"]{6,200})\""),
+    ("password", r"(?i:key=\"[\w.:-]*(?:password|secret|apikey|api_key|token)[\w.:-]*\"\s+value=\")"
+                 r"(?P<v>[^\"]{6,200})\""),
     ("password", r"\bmysql(?:dump|admin)?\b[^\n]{0,80}?\s-p(?P<v>[^\s'\"$-][^\s'\"]{3,127})"),
     # scheme://user:password@host  (also DSNs such as postgres://, redis://, mongodb+srv://)
     ("url-password", r"\b[a-zA-Z][a-zA-Z0-9+.-]{1,20}://[^\s:/@\"'<>]{1,64}:(?P<v>[^\s@/\"'<>]{1,128})@"),

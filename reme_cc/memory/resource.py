@@ -186,7 +186,11 @@ def listed_card(res: Resource) -> tuple[str, str]:
 
 
 def _finish_card(card_md: str, res: Resource, fallback_name: str) -> tuple[str, str]:
-    """Validate the agent's card and stamp it with the resource link; returns (name, text)."""
+    """Validate the agent's card and stamp it with the resource link; returns (name, text).
+    The card goes to daily/: secrets are redacted even if the model wrote one from memory."""
+    from .redact import redact
+
+    card_md = redact(card_md)
     note = parse_note(card_md.strip() + "\n")
     if note.error or not note.meta:
         # a card without frontmatter is still useful: wrap it
