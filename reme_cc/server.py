@@ -74,6 +74,10 @@ class Runtime:
                 keyword.warm_up()
             except Exception:  # noqa: BLE001  (search loads it again on first use and reports errors)
                 log.warning("reme: jieba warm-up failed\n%s", traceback.format_exc())
+            try:  # in-memory BM25: loads its snapshot (or builds) in the background; FTS5 answers meanwhile
+                self.ctx.index.warm_keyword()
+            except Exception:  # noqa: BLE001
+                log.warning("reme: bm25 warm-up failed\n%s", traceback.format_exc())
         self.ready.set()
 
     def call(self, name: str, arguments: dict[str, Any] | None) -> Any:

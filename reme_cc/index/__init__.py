@@ -22,7 +22,8 @@ from typing import Any, Callable, Iterator
 from ..config import Config
 from ..errors import InvalidInputError, ReMeError
 from ..workspace import Workspace
-from . import catalog, embedder as emb
+from . import catalog, embedder as emb, keyword
+from .bm25 import BM25Index
 from .catalog import index_log
 from .sync import SyncReport, apply_changes, walk, wants_chunks
 from .vectors import VectorStore
@@ -154,6 +155,8 @@ class Index:
         self._embed_thread: threading.Thread | None = None
         self._embed_wake = threading.Event()
         self._stop = threading.Event()
+        # in-memory BM25 (same answers as FTS5's bm25(), ~50x faster); FTS5 answers until it is loaded
+        self._bm25: BM25Index | None = BM25Index(self.metadata, self.mode) if self.mode in ("rw", "ro") else None
         if self.model_id and self.mode == "rw":
             with self._guard():
                 catalog.set_meta(self._conn, "model", self.model_id)
@@ -322,6 +325,8 @@ class Index:
                         f.unlink()
 
         self._run(wipe)
+        if self._bm25 is not None:
+            self._bm25.discard()
         if self._vectors is not None:
             self._vectors = VectorStore(self.metadata, self.model_id or "", None)
         disk = walk(self.ws.root)
@@ -330,6 +335,11 @@ class Index:
             progress(0, len(disk))
         self._write(dict(disk), set(disk), report, progress)
         self._last_sync = time.monotonic()
+        if self._bm25 is not None:  # build + save the BM25 snapshot now, so the next process just loads it
+            try:
+                self._bm25.build(use_snapshot=False)
+            except Exception as exc:  # noqa: BLE001 - FTS5 answers; the next search builds it again
+                index_log(self.metadata, f"bm25 build after reindex failed: {exc}")
         report.seconds = time.perf_counter() - t0
         return report
 
@@ -419,6 +429,20 @@ class Index:
             self._vectors.refresh(self._conn, gen)
 
     # ---- queries ---------------------------------------------------------------------------------
+    def _keyword_search(self, conn: sqlite3.Connection, query: str, k: int, start: str | None = None,
+                        end: str | None = None) -> list[tuple[int, float]]:
+        """Top-k BM25 (chunk id, score): the in-memory index when it is ready, else FTS5 (same answer)."""
+        if self._bm25 is not None:
+            hits = self._bm25.search(conn, query, k, start, end)
+            if hits is not None:
+                return hits
+        return keyword.search_chunks(conn, query, k, start, end)
+
+    def warm_keyword(self) -> None:
+        """Start loading/building the in-memory BM25 index in the background (server start)."""
+        if self._bm25 is not None:
+            self._bm25.start()
+
     def search(self, query: str, limit: int = 5, min_score: float = 0.0, start_date: str | None = None,
                end_date: str | None = None) -> SearchResponse:
         from .search import run_search
@@ -520,6 +544,7 @@ class Index:
                 "embedding_error": self._embed_error,
                 "index_bytes": size + vec_size,
                 "generation": catalog.generation(conn),
+                "keyword_index": self._bm25.info() if self._bm25 is not None else {"ready": False, "disabled": "fts5 only"},
                 "last_sync": catalog.get_meta(conn, "last_sync"),
                 "rss_mb": round(rss_mb(), 1),
             }
@@ -531,6 +556,8 @@ class Index:
             return
         self._stop.set()
         self._embed_wake.set()
+        if self._bm25 is not None:
+            self._bm25.close()
         if self._embed_thread is not None:
             self._embed_thread.join(timeout=30)
         with self._rlock:

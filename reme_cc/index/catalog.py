@@ -11,6 +11,7 @@ import logging
 import os
 import sqlite3
 import time
+import uuid
 from pathlib import Path
 
 SCHEMA_VERSION = 3
@@ -128,8 +129,11 @@ def create_schema(conn: sqlite3.Connection) -> None:
         for stmt in SCHEMA.split(";"):
             if stmt.strip():
                 conn.execute(stmt)
+        # db_id: chunk ids restart at 1 in a re-created database; caches keyed by chunk id (the bm25
+        # snapshot) check it so they never mistake a new database's chunk for an old one's
         conn.execute(
-            "INSERT OR IGNORE INTO meta VALUES ('schema_version', ?), ('generation', '0')", (str(SCHEMA_VERSION),)
+            "INSERT OR IGNORE INTO meta VALUES ('schema_version', ?), ('generation', '0'), ('db_id', ?)",
+            (str(SCHEMA_VERSION), uuid.uuid4().hex),
         )
         conn.execute("COMMIT")
     except BaseException:

@@ -73,14 +73,20 @@ def tokenize(text: str) -> str:
     return " ".join(tokens(text))
 
 
-def match_expression(query: str) -> str | None:
-    """FTS5 MATCH expression: every distinct query term as a quoted phrase, OR-ed (BM25 ranks)."""
+def query_terms(query: str) -> list[str]:
+    """The distinct query tokens (first MAX_QUERY_TERMS), in order: one FTS5 phrase each."""
     seen: list[str] = []
     for tok in tokens(query[:MAX_QUERY_CHARS]):
         if tok not in seen:
             seen.append(tok)
         if len(seen) >= MAX_QUERY_TERMS:
             break
+    return seen
+
+
+def match_expression(query: str) -> str | None:
+    """FTS5 MATCH expression: every distinct query term as a quoted phrase, OR-ed (BM25 ranks)."""
+    seen = query_terms(query)
     if not seen:
         return None
     return " OR ".join('"' + t.replace('"', '""') + '"' for t in seen)
@@ -94,7 +100,8 @@ def search_chunks(
     if expr is None:
         return []
     # Equal scores (identical text in several files) are ordered by path and line, not by rowid: the
-    # results must depend on the files only, never on the order in which processes indexed them.
+    # results must depend on the files only, never on the order in which processes indexed them (the
+    # id only orders chunks of one file that start on the same line). bm25.BM25Index answers the same.
     sql = "SELECT f.rowid, bm25(chunks_fts) AS s FROM chunks_fts f JOIN chunks c ON c.id = f.rowid"
     args: list[object] = [expr]
     where = " WHERE chunks_fts MATCH ?"
@@ -102,7 +109,7 @@ def search_chunks(
         sql += " JOIN files fl ON fl.path = c.path"
         where += " AND fl.date IS NOT NULL AND fl.date BETWEEN ? AND ?"
         args += [start_date or "0000-00-00", end_date or "9999-99-99"]
-    rows = conn.execute(sql + where + " ORDER BY s, c.path, c.start_line LIMIT ?", (*args, k)).fetchall()
+    rows = conn.execute(sql + where + " ORDER BY s, c.path, c.start_line, c.id LIMIT ?", (*args, k)).fetchall()
     return [(int(r[0]), -float(r[1])) for r in rows]
 
 

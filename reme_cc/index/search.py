@@ -104,7 +104,7 @@ def run_search(index: "Index", query: str, limit: int = 5, min_score: float = 0.
             worker.start()
 
     def keyword_and_filter(conn: Any) -> tuple[list[tuple[int, float]], list[int] | None]:
-        kw = keyword.search_chunks(conn, query, k, start, end) if "keyword" in modes else []
+        kw = index._keyword_search(conn, query, k, start, end) if "keyword" in modes else []
         allowed = None
         if worker is not None and (start or end):
             allowed = [r[0] for r in conn.execute(

@@ -1,0 +1,362 @@
+"""The in-memory numpy BM25 index (reme_cc/index/bm25.py) against FTS5's bm25(): same chunks, same
+scores to the last bit, same tie order; date filter; freshness after another process's writes;
+snapshot load / corrupt snapshot / stale snapshot with deltas; fallbacks to FTS5."""
+
+from __future__ import annotations
+
+import random
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+
+from reme_cc.config import Config
+from reme_cc.index import Index, bm25, catalog, keyword
+
+EN = ("battery supply chain lithium cathode pricing margin factory capacity contract supplier risk "
+      "forecast quarterly revenue inventory logistics shipping customs tariff warehouse demand export "
+      "python sqlite index search memory vector embedding latency cache thread process lock").split()
+ZH = ("宁德时代 产能 电池 供应链 风险 价格 利润 工厂 合同 供应商 预测 季度 收入 库存 物流 关税 仓库 需求 "
+      "出口 决策 会议 客户 项目 成本").split()
+# words FTS5's unicode61 treats differently from a naive split: final sigma, accents, combining
+# marks, kana with a middle dot, full-width digits, underscores, emoji
+ODD = ["ΟΔΟΣ", "οδοσ", "Straße", "café", "naïve", "x\u0301y", "ガ\u3099ー・テスト", "ア・イ", "ｆｕｌｌ１２",
+       "snake_case_word", "🙂", "ǅemal", "İstanbul", "CO₂", "Ⅻ"]
+
+
+def _para(rng: random.Random) -> str:
+    words = []
+    for _ in range(rng.randint(4, 40)):
+        r = rng.random()
+        words.append(rng.choice(ZH) if r < 0.35 else rng.choice(ODD) if r < 0.42 else rng.choice(EN))
+    sep = "" if rng.random() < 0.3 else " "
+    return sep.join(words) if all(w in ZH for w in words[:2]) else " ".join(words)
+
+
+def _corpus(ws, n_files: int = 60, seed: int = 1) -> list[str]:
+    rng = random.Random(seed)
+    paths = []
+    for i in range(n_files):
+        if i % 2:
+            path = f"daily/2026-0{1 + i % 6}-{10 + i % 18:02d}/note-{i}.md"
+        else:
+            path = f"digest/wiki/topic-{i}.md"
+        body = [f"---\nname: topic {i}\ndescription: {_para(rng)}\n---\n", f"# {rng.choice(EN)} {i}\n"]
+        for s in range(rng.randint(1, 4)):
+            body.append(f"\n## {rng.choice(ZH)} {s}\n")
+            body += ["\n" + _para(rng) + "\n" for _ in range(rng.randint(1, 5))]
+        if i % 7 == 0:  # identical text in several files: equal scores, ordered by path then line
+            body.append("\nidentical paragraph about tariff warehouse 关税\n")
+        ws.write_text(path, "".join(body))
+        paths.append(path)
+    return paths
+
+
+def _queries(seed: int = 2, n: int = 60) -> list[str]:
+    rng = random.Random(seed)
+    qs = ["tariff", "关税", "宁德时代 的风险", "how does battery affect cost", "ΟΔΟΣ", "οδοσ", "café naïve",
+          "İstanbul", "snake_case_word", "ｆｕｌｌ１２", "identical paragraph", "the of and", "zzzz unknownword",
+          "库存 产能 decision", "x\u0301y", "CO₂ Ⅻ"]
+    for _ in range(n):
+        k = rng.randint(1, 5)
+        qs.append(" ".join(rng.choice(EN + ZH + ODD) for _ in range(k)))
+    return qs
+
+
+def _idx(ws) -> Index:
+    return Index(ws, Config.load(ws.root).replace(embedding="none"))
+
+
+def _both(idx: Index, q: str, k: int, sd: str | None = None, ed: str | None = None):
+    bm = idx._bm25
+    return idx._run(lambda c: (keyword.search_chunks(c, q, k, sd, ed), bm.search(c, q, k, sd, ed)))
+
+
+@pytest.fixture
+def corpus_idx(ws):
+    _corpus(ws)
+    idx = _idx(ws)
+    idx.sync()
+    assert idx._bm25.wait_ready(60)
+    yield idx
+    idx.close()
+
+
+def test_tokenizer_is_the_chunks_fts_tokenizer():
+    assert f"chunks_fts USING fts5(tokens, tokenize='{bm25.TOKENIZE}')" in catalog.SCHEMA
+
+
+def test_scores_and_ranking_identical_to_fts5(corpus_idx):
+    idx = corpus_idx
+    n_chunks = idx._run(lambda c: c.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
+    assert n_chunks > 80
+    answered = 0
+    for q in _queries():
+        for k in (1, 5, 25, 200):
+            fts, mine = _both(idx, q, k)
+            if mine is None:  # a phrase FTS5 must answer (several FTS5 tokens); the Index falls back
+                assert any(len(bm25.Splitter().split([w])[0]) != 1 for w in keyword.query_terms(q)), q
+                continue
+            answered += 1
+            assert mine == fts, (q, k)  # ids, order and float scores bit for bit
+    assert answered > 200
+    # equal scores exist and are ordered by path, then line (identical paragraph in several files)
+    fts, mine = _both(idx, "identical paragraph tariff warehouse 关税", 200)
+    scores = [s for _, s in mine]
+    assert len(scores) != len(set(scores))
+    assert mine == fts
+
+
+def test_unicode_words_are_counted_like_fts5(corpus_idx):
+    """Document lengths and term counts equal FTS5's (its own totals record) and the word splitter
+    agrees with unicode61 on the tricky cases."""
+    idx = corpus_idx
+    st = idx._bm25._state
+    assert idx._run(bm25.fts_totals) == (st.n_live, st.tokens_live)
+    sp = bm25.Splitter()
+    assert sp.split(["οδος", "οδοσ"]) == [["οδοσ"], ["οδοσ"]]  # final sigma folded like FTS5
+    assert sp.split(["a・b", "", "x\u0301y"]) == [["a", "b"], [], ["x\u0301y"]]
+    # both sigma spellings find the same chunks, exactly as FTS5
+    for q in ("οδος", "οδοσ", "ΟΔΟΣ"):
+        fts, mine = _both(idx, q, 50)
+        assert mine == fts and mine
+
+
+def test_multi_token_phrase_falls_back_to_fts5(corpus_idx):
+    idx = corpus_idx
+    st = idx._bm25._state
+    assert st.query_terms(idx._bm25.splitter, ["a・b"]) is None
+    q = "ア・イ tariff"
+    got = idx._run(lambda c: idx._keyword_search(c, q, 10))
+    assert got == idx._run(lambda c: keyword.search_chunks(c, q, 10))
+
+
+def test_date_filter(corpus_idx):
+    idx = corpus_idx
+    for q in ("tariff", "关税 库存", "battery risk"):
+        for sd, ed in (("2026-02-01", "2026-03-31"), ("2026-01-10", None), (None, "2026-02-15"), ("2027-01-01", None)):
+            fts, mine = _both(idx, q, 25, sd, ed)
+            assert mine == fts, (q, sd, ed)
+    hits = idx._run(lambda c: idx._bm25.search(c, "tariff", 50, "2026-02-01", "2026-03-31"))
+    assert hits
+    paths = idx._run(lambda c: [c.execute("SELECT path FROM chunks WHERE id=?", (cid,)).fetchone()[0] for cid, _ in hits])
+    for p in paths:
+        assert p.startswith("daily/") and "2026-02-01" <= p.split("/")[1] <= "2026-03-31", p
+    assert idx._run(lambda c: idx._bm25.search(c, "tariff", 50, "2027-01-01", None)) == []
+
+
+WRITER = textwrap.dedent("""
+    import sys
+    from reme_cc.config import Config
+    from reme_cc.index import Index
+    from reme_cc.workspace import Workspace
+    ws = Workspace(sys.argv[1])
+    idx = Index(ws, Config.load(ws.root).replace(embedding="none"))
+    changed = []
+    for op in sys.argv[2:]:
+        kind, path, _, text = op.partition(":")[0], *op.partition(":")[2].partition("=")
+        if kind == "write":
+            ws.write_text(path, text)
+        else:
+            (ws.root / path).unlink()
+        changed.append(path)
+    idx.update_paths(changed)
+    idx.close()
+""")
+
+
+def _other_process(ws, *ops: str) -> None:
+    subprocess.run([sys.executable, "-c", WRITER, str(ws.root), *ops], check=True, timeout=120)
+
+
+def test_other_process_add_modify_delete_visible_to_next_search(ws, corpus_idx, monkeypatch):
+    idx = corpus_idx
+    assert idx.search("tariff", limit=3).results  # loads the state at the current generation
+
+    def no_fts(*a, **k):
+        raise AssertionError("FTS5 answered: the in-memory index should have")
+
+    monkeypatch.setattr(keyword, "search_chunks", no_fts)
+    _other_process(ws, "write:digest/wiki/new.md=# New\nquokka marsupial 袋鼠\n",
+                   "write:digest/wiki/topic-0.md=# Zero\nwombat burrow\n", "delete:digest/wiki/topic-2.md")
+    idx._last_sync = 1e18  # no freshness walk in this process: only the other process's commit counts
+    assert [h.path for h in idx.search("quokka", limit=5).results] == ["digest/wiki/new.md"]
+    assert [h.path for h in idx.search("袋鼠", limit=5).results] == ["digest/wiki/new.md"]
+    assert [h.path for h in idx.search("wombat", limit=5).results] == ["digest/wiki/topic-0.md"]
+    st = idx._bm25._state
+    assert len(st.segments) == 2 and st.segments[0].dead > 0
+    paths = {h.path for q in EN + ZH for h in idx.search(q, limit=50).results}
+    assert "digest/wiki/topic-2.md" not in paths
+    monkeypatch.undo()
+    for q in _queries(seed=5, n=30) + ["quokka wombat tariff"]:
+        fts, mine = _both(idx, q, 25)
+        assert mine is None or mine == fts, q
+
+
+def test_many_small_changes_merge_deltas(ws, corpus_idx):
+    idx = corpus_idx
+    for i in range(bm25.MAX_DELTA_SEGMENTS + 4):
+        ws.write_text(f"digest/wiki/extra-{i}.md", f"# Extra {i}\nokapi {i} tariff 关税\n")
+        ws.write_text("digest/wiki/topic-4.md", f"# Four\nrewritten {i} okapi\n")
+        idx.update_paths([f"digest/wiki/extra-{i}.md", "digest/wiki/topic-4.md"])
+        fts, mine = _both(idx, "okapi tariff 关税", 30)
+        assert mine == fts
+        assert len(idx._bm25._state.segments) <= 1 + bm25.MAX_DELTA_SEGMENTS
+    assert len(idx._bm25._state.segments) < 1 + i  # merged at least once
+
+
+def test_large_change_answers_from_fts5_and_rebuilds(ws, corpus_idx, monkeypatch):
+    idx = corpus_idx
+    monkeypatch.setattr(bm25, "INLINE_DELTA_MAX", 3)
+    n = bm25.INLINE_DELTA_MAX + 5
+    for i in range(n):
+        ws.write_text(f"daily/2026-05-01/bulk-{i}.md", f"# Bulk {i}\ncapybara {i}\n")
+    idx.sync()
+    assert idx._run(lambda c: idx._bm25.search(c, "capybara", 10)) is None  # too much to do inline
+    assert idx._bm25.wait_ready(60)
+    assert idx._bm25.last_build["how"] == "built"
+    fts, mine = _both(idx, "capybara", 10)
+    assert mine == fts and len(mine) == n
+
+
+def test_snapshot_loaded_by_next_process(ws, corpus_idx):
+    idx = corpus_idx
+    assert idx._bm25.last_build["saved"]
+    snap = bm25.snapshot_path(ws.metadata)
+    assert snap.exists()
+    other = _idx(ws)
+    try:
+        assert other._bm25.wait_ready(30)
+        assert other._bm25.last_build["how"] == "snapshot"
+        for q in _queries(n=20):
+            fts, mine = _both(other, q, 25)
+            assert mine is None or mine == fts, q
+    finally:
+        other.close()
+
+
+def test_snapshot_from_older_generation_gets_deltas(ws, corpus_idx):
+    idx = corpus_idx
+    gen0 = idx._bm25._state.generation
+    _other_process(ws, "write:digest/wiki/late.md=# Late\nnarwhal tusk\n", "write:digest/wiki/topic-6.md=# Six\nbeluga\n",
+                   "delete:digest/wiki/topic-8.md")
+    other = _idx(ws)
+    try:
+        assert other._bm25.wait_ready(30)
+        assert other._bm25.last_build["how"] == "snapshot"
+        st = other._bm25._state
+        assert st.generation > gen0
+        assert len(st.segments) == 2 and st.segments[0].dead > 0
+        assert other._run(bm25.fts_totals) == (st.n_live, st.tokens_live)
+        for q in ["narwhal", "beluga", "tariff 关税"] + _queries(n=20):
+            fts, mine = _both(other, q, 25)
+            assert mine is None or mine == fts, q
+        assert [h.path for h in other.search("narwhal", limit=3).results] == ["digest/wiki/late.md"]
+    finally:
+        other.close()
+
+
+@pytest.mark.parametrize("damage", ["truncate", "garbage", "flip", "foreign_db"])
+def test_corrupt_or_foreign_snapshot_is_rebuilt_with_log(ws, corpus_idx, damage):
+    snap = bm25.snapshot_path(ws.metadata)
+    data = snap.read_bytes()
+    if damage == "truncate":
+        snap.write_bytes(data[: len(data) // 2])
+    elif damage == "garbage":
+        snap.write_bytes(b"not a zip file at all" * 10)
+    elif damage == "flip":  # one byte inside the postings: zip CRC or the consistency checks catch it
+        b = bytearray(data)
+        b[len(b) // 2] ^= 0xFF
+        snap.write_bytes(bytes(b))
+    else:
+        corpus_idx._run(lambda c: catalog.set_meta(c, "db_id", "another-database"))
+    other = _idx(ws)
+    try:
+        assert other._bm25.wait_ready(30)
+        assert other._bm25.last_build["how"] == "built"
+        assert other._bm25.last_build["saved"]
+        log = (ws.metadata / "logs" / "index.log").read_text(encoding="utf-8")
+        assert "bm25 snapshot bm25-" in log and "unusable" in log
+        for q in _queries(n=10):
+            fts, mine = _both(other, q, 25)
+            assert mine is None or mine == fts, q
+        assert bm25.load_snapshot(ws.metadata, bm25.db_id(other._conn)) is not None  # rewritten, valid
+    finally:
+        other.close()
+
+
+def test_replaced_database_is_never_mixed_with_old_chunk_ids(ws, corpus_idx):
+    """A re-created database restarts chunk ids at 1: the state and the snapshot of the old one must go."""
+    idx = corpus_idx
+    old_id = bm25.db_id(idx._conn)
+    idx._rebuild_after_damage("test")
+    idx.sync(force=True)
+    assert bm25.db_id(idx._conn) not in ("", old_id)
+    for q in ("tariff", "关税", "battery risk"):
+        assert idx._run(lambda c: idx._keyword_search(c, q, 10)) == idx._run(lambda c: keyword.search_chunks(c, q, 10))
+    assert idx._bm25.wait_ready(30)
+    assert bm25.db_id(idx._conn) == idx._bm25._state.db_id
+    fts, mine = _both(idx, "tariff 关税", 25)
+    assert mine == fts
+
+
+def test_totals_mismatch_falls_back_to_fts5_and_rebuilds(ws, corpus_idx):
+    idx = corpus_idx
+    st = idx._bm25._state
+    st.tokens_live += 1  # simulate an in-memory index that no longer matches FTS5
+    ws.write_text("digest/wiki/extra.md", "# E\nibis\n")
+    idx.update_paths(["digest/wiki/extra.md"])
+    assert idx._run(lambda c: idx._bm25.search(c, "ibis", 5)) is None
+    assert [h.path for h in idx.search("ibis", limit=5).results] == ["digest/wiki/extra.md"]  # FTS5
+    assert idx._bm25.wait_ready(30)
+    assert "totals" in (ws.metadata / "logs" / "index.log").read_text(encoding="utf-8")
+    fts, mine = _both(idx, "ibis tariff", 10)
+    assert mine == fts
+
+
+def test_reindex_builds_and_saves_snapshot(ws):
+    _corpus(ws, n_files=10)
+    idx = _idx(ws)
+    try:
+        idx.reindex()
+        assert idx._bm25.ready and idx._bm25.last_build["saved"]
+        snap = bm25.snapshot_path(ws.metadata)
+        assert bm25.load_snapshot(ws.metadata, bm25.db_id(idx._conn)).n_live == idx._bm25._state.n_live
+        fts, mine = _both(idx, "tariff 关税", 10)
+        assert mine == fts
+        assert snap.exists()
+    finally:
+        idx.close()
+
+
+def test_hybrid_search_results_same_with_and_without_numpy(corpus_idx):
+    idx = corpus_idx
+    qs = _queries(n=15)
+    with_np = [idx.search(q, limit=5, start_date=None).results for q in qs]
+    keep, idx._bm25 = idx._bm25, None
+    try:
+        with_fts = [idx.search(q, limit=5).results for q in qs]
+    finally:
+        idx._bm25 = keep
+    assert with_np == with_fts
+
+
+def test_build_segment_handles_odd_stored_text():
+    """Stored token strings that a naive split would miscount: empty rows, double spaces, tabs."""
+    sp = bm25.Splitter()
+    st = bm25.State("x")
+    rows = [(1, "a.md", 1, None, ""), (2, "a.md", 5, "2026-01-01", "alpha  beta"), (3, "b.md", 1, None, "\tgamma\u3000alpha "),
+            (4, "c.md", 2, "2026-01-02", "a・b ΟΔΟΣ")]
+    seg = st.build_segment(sp, rows)
+    st.add_segment(seg)
+    assert seg.doclen.tolist() == [0, 2, 2, 3]
+    a = st.vocab["alpha"]
+    d, f = seg.postings(a)
+    assert d.tolist() == [1, 2] and f.tolist() == [1, 1]
+    assert st.tokens_live == 7 and st.n_live == 4
+    assert "οδοσ" in st.vocab
+    assert [cid for cid, _ in st.search([a], 5, None, None)] == [2, 3]  # equal lengths: by path
+    assert [cid for cid, _ in st.search([a], 5, "2026-01-01", "2026-01-01")] == [2]
+    assert np.all(np.diff(seg.indptr) >= 0)
