@@ -12,7 +12,6 @@ import errno
 import fcntl
 import os
 import re
-import tempfile
 import threading
 import time
 from pathlib import Path, PurePosixPath
@@ -242,6 +241,8 @@ class Workspace:
 def atomic_write(path: Path, data: bytes) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
+        import tempfile  # lazy: the Stop hook's fast path usually writes nothing, and every ms counts there
+
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name[:60]}.", suffix=".tmp", dir=path.parent)
     except OSError as exc:  # read-only, full, or immutable folder: the same clear error as below
         raise _os_error(exc, path) from exc

@@ -360,3 +360,32 @@ def test_build_segment_handles_odd_stored_text():
     assert [cid for cid, _ in st.search([a], 5, None, None)] == [2, 3]  # equal lengths: by path
     assert [cid for cid, _ in st.search([a], 5, "2026-01-01", "2026-01-01")] == [2]
     assert np.all(np.diff(seg.indptr) >= 0)
+
+
+def test_workspace_path_with_uri_characters(tmp_path):
+    """The builder opens its own read-only connection by URI: '?', '#', '%' and spaces in the path."""
+    from reme_cc.workspace import Workspace
+
+    ws = Workspace(tmp_path / "my notes #1?x=%20")
+    ws.write_text("digest/wiki/a.md", "# A\nplatypus venom\n")
+    ws.write_text("digest/wiki/b.md", "# B\nplatypus bill echidna\n")
+    idx = _idx(ws)
+    try:
+        idx.sync()
+        assert idx._bm25.wait_ready(30), idx._bm25.disabled
+        fts, mine = _both(idx, "platypus echidna", 5)
+        assert mine == fts and len(mine) == 2
+    finally:
+        idx.close()
+
+
+def test_recreated_database_at_the_same_generation_is_noticed(ws, corpus_idx):
+    """Generations restart at 0 in a re-created database: equal numbers must not hide the swap."""
+    idx = corpus_idx
+    st = idx._bm25._state
+    idx._rebuild_after_damage("test")
+    ws.write_text("digest/wiki/only.md", "# Only\nplatypus\n")
+    idx.sync(force=True)
+    st.generation = bm25.catalog.generation(idx._conn)  # the old state claims the new generation
+    got = idx._run(lambda c: idx._keyword_search(c, "platypus tariff", 10))
+    assert got == idx._run(lambda c: keyword.search_chunks(c, "platypus tariff", 10))

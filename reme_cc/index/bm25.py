@@ -543,9 +543,9 @@ class BM25Index:
         return self._state is not None
 
     def _reader(self) -> sqlite3.Connection:
-        path = self.metadata / catalog.DB_NAME
+        uri = (self.metadata / catalog.DB_NAME).resolve().as_uri()  # percent-escapes '?', '#', '%' in the path
         flags = "mode=ro&immutable=1" if self.mode == "ro" else "mode=ro"
-        conn = sqlite3.connect(f"file:{path}?{flags}", uri=True, timeout=10.0, isolation_level=None,
+        conn = sqlite3.connect(f"{uri}?{flags}", uri=True, timeout=10.0, isolation_level=None,
                                check_same_thread=False)
         conn.execute("PRAGMA busy_timeout=10000")
         return conn
@@ -655,8 +655,9 @@ class BM25Index:
             return state.search(terms, k, start, end)
 
     def _refresh(self, conn: sqlite3.Connection, state: State) -> bool:
-        gen = catalog.generation(conn)
-        if gen == state.generation:
+        # generation AND db_id: a re-created database counts its generations from 0 again
+        meta = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('generation', 'db_id')").fetchall())
+        if int(meta.get("generation") or 0) == state.generation and (meta.get("db_id") or "") == state.db_id:
             return True
         conn.execute("BEGIN")
         try:
