@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from reme_cc.errors import ConflictError, EvidenceError, InvalidInputError, NotFoundError, PathError
+from reme_cc.errors import ConflictError, EvidenceError, InvalidInputError, NotFoundError, PathError, ReMeError
 from reme_cc.notes.frontmatter import parse_note
 from reme_cc.tools import all_tools
 from support.files_helpers import DIGEST, put, run
@@ -432,3 +432,39 @@ def test_read_image(ctx, ws):
         run(ctx, "read_image", path="resource/fake.png")
     with pytest.raises(InvalidInputError, match="limit"):
         run(ctx, "read_image", path="resource/p.png", max_bytes=10)
+
+
+def _linked_pair(ws, ctx):
+    run(ctx, "write", path="digest/wiki/a.md", name="a",
+        content="see [[digest/wiki/b.md#L2|bee]]\n\n## Sources\n- [[daily/2026-06-20/x.md]]\n")
+    run(ctx, "write", path="digest/wiki/b.md", name="b", content="b\n\n## Sources\n- [[daily/2026-06-20/x.md]]\n")
+
+
+def test_failed_rename_restores_the_links(ws, ctx, monkeypatch):
+    _linked_pair(ws, ctx)
+    before = (ws.root / "digest/wiki/a.md").read_text()
+
+    def refuse(*_a, **_k):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr("reme_cc.tools.files.os.replace", refuse)
+    with pytest.raises(ReMeError, match="nothing was changed"):
+        run(ctx, "move", src="digest/wiki/b.md", dst="digest/wiki/c.md")
+    assert (ws.root / "digest/wiki/a.md").read_text() == before
+    assert (ws.root / "digest/wiki/b.md").exists() and not (ws.root / "digest/wiki/c.md").exists()
+
+
+def test_move_killed_before_the_rename_completes_when_run_again(ws, ctx, monkeypatch):
+    _linked_pair(ws, ctx)
+    real_replace = os.replace
+
+    def killed(*_a, **_k):
+        raise SystemExit("killed")  # not an OSError: nothing is rolled back, as after kill -9
+
+    monkeypatch.setattr("reme_cc.tools.files.os.replace", killed)
+    with pytest.raises(SystemExit):
+        run(ctx, "move", src="digest/wiki/b.md", dst="digest/wiki/c.md")
+    monkeypatch.setattr("reme_cc.tools.files.os.replace", real_replace)
+    run(ctx, "move", src="digest/wiki/b.md", dst="digest/wiki/c.md")  # the retry
+    assert "[[digest/wiki/c.md#L2|bee]]" in (ws.root / "digest/wiki/a.md").read_text()
+    assert (ws.root / "digest/wiki/c.md").exists() and not (ws.root / "digest/wiki/b.md").exists()

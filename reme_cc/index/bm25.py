@@ -101,6 +101,10 @@ class Segment:
     live: np.ndarray       # bool
     dead: int = 0
     _k: tuple[float, np.ndarray] | None = None
+    # per-posting BM25 weight f*(k1+1) / (f + k1*(1-b+b*D/avgdl)), computed per term on first use at
+    # the current avgdl (stamp per term): a query then costs one multiply-add per posting
+    _w: np.ndarray | None = None
+    _wstamp: np.ndarray | None = None
 
     @property
     def n(self) -> int:
@@ -115,6 +119,21 @@ class Segment:
             return self.docs[:0], self.tf[:0]
         a, b = int(self.indptr[term]), int(self.indptr[term + 1])
         return self.docs[a:b], self.tf[a:b]
+
+    def weighted(self, term: int, avgdl: float) -> tuple[np.ndarray, np.ndarray]:
+        """(docs, weights) of a term's postings at ``avgdl`` (bit-identical to fts5_aux.c's arithmetic)."""
+        if term + 1 >= len(self.indptr):
+            return self.docs[:0], np.zeros(0, np.float64)
+        if self._w is None or self._wstamp is None:
+            self._w = np.empty(len(self.docs), np.float64)
+            self._wstamp = np.full(len(self.indptr) - 1, np.nan)
+        a, b = int(self.indptr[term]), int(self.indptr[term + 1])
+        if self._wstamp[term] != avgdl:
+            d = self.docs[a:b]
+            fv = self.tf[a:b].astype(np.float64)
+            self._w[a:b] = (fv * (K1 + 1.0)) / (fv + self.k_part(avgdl)[d])
+            self._wstamp[term] = avgdl
+        return self.docs[a:b], self._w[a:b]
 
     def k_part(self, avgdl: float) -> np.ndarray:
         """k1 * (1 - b + b * D / avgdl) per doc, as fts5_aux.c computes it."""
@@ -308,16 +327,13 @@ class State:
         for seg in self.segments:
             if not seg.n:
                 continue
-            kp = seg.k_part(avgdl)
             acc = np.zeros(seg.n, np.float64)
             for t, idf in zip(terms, idfs):
                 if idf is None:
                     continue
-                d, f = seg.postings(t)
-                if not len(d):
-                    continue
-                fv = f.astype(np.float64)
-                acc[d] += idf * ((fv * (K1 + 1.0)) / (fv + kp[d]))
+                d, w = seg.weighted(t, avgdl)
+                if len(d):
+                    acc[d] += idf * w
             if seg.dead:
                 acc[~seg.live] = 0.0
             if start or end:

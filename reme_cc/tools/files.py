@@ -481,12 +481,6 @@ def move(ctx: Context, params: MoveParams) -> MoveResult:
     # asked before the move: afterwards short forms like [[光伏产业链]] would no longer resolve to src
     sources, written = linking_sources(ctx, {src}, src if is_dir else None) if params.rewrite_links else ([], set())
     short_forms = {t for t in written if t != src and not t.startswith(src + "/")}
-    dst_abs.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        os.replace(src_abs, dst_abs)
-    except OSError as exc:
-        raise ReMeError(f"cannot move {src} to {dst}: {exc.strerror or exc}") from None
-    new_paths = [dst + p[len(src):] for p in moved]
 
     def retarget(target: str) -> str | None:
         if target == src:
@@ -497,9 +491,25 @@ def move(ctx: Context, params: MoveParams) -> MoveResult:
             return dst
         return None
 
-    # a linking file may itself have moved (a note inside the moved folder, or the file linking itself)
-    sources = [retarget(s) or s for s in sources]
+    def restore(target: str) -> str | None:
+        if target == dst:
+            return src
+        if is_dir and target.startswith(dst + "/"):
+            return src + target[len(dst):]
+        return None
+
+    # Links first, rename last: a move killed in between is completed by running it again (the
+    # rewritten links already name dst), while renaming first would leave links a retry cannot fix.
     changed, total = rewrite_links_in_files(ws, sources, retarget)
+    try:
+        dst_abs.parent.mkdir(parents=True, exist_ok=True)
+        os.replace(src_abs, dst_abs)
+    except OSError as exc:
+        rewrite_links_in_files(ws, changed, restore)
+        raise ReMeError(f"cannot move {src} to {dst}: {exc.strerror or exc} (nothing was changed)") from None
+    new_paths = [dst + p[len(src):] for p in moved]
+    # a linking file may itself have moved (a note inside the moved folder, or the file linking itself)
+    changed = [retarget(c) or c for c in changed]
     note = notify_changed(ctx, *moved, *new_paths, *changed)
     return MoveResult(
         src=src, dst=dst, moved_files=len(moved), links_rewritten=total, changed_files=changed,
