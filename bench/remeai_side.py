@@ -95,6 +95,26 @@ async def main(src: Path, queries: list[str], work: Path) -> dict:
         await kw.retrieve(q, limit=25)
         bare.append((time.perf_counter() - t) * 1000)
     out["bm25_retrieve_ms"] = {"p50": round(pct(bare, .5), 3), "p95": round(pct(bare, .95), 3)}
+    # the same BM25 retrieve over OUR chunks (reme-ai's chunker keeps ~1 chunk per generated file, ours
+    # ~5): its keyword index refilled with the chunk texts of our index, so both score the same documents
+    db = src / "metadata" / "index.sqlite"
+    if db.exists():
+        import sqlite3
+
+        conn = sqlite3.connect(db.resolve().as_uri() + "?mode=ro", uri=True)
+        docs = {str(i): t for i, t in conn.execute("SELECT id, text FROM chunks")}
+        conn.close()
+        await kw.clear()
+        t = time.perf_counter()
+        await kw.add_docs(docs)
+        out["same_chunks_add_docs_s"] = round(time.perf_counter() - t, 2)
+        out["same_chunks_docs"] = int(kw.n_docs)
+        same = []
+        for q in queries:
+            t = time.perf_counter()
+            await kw.retrieve(q, limit=25)
+            same.append((time.perf_counter() - t) * 1000)
+        out["bm25_retrieve_same_chunks_ms"] = {"p50": round(pct(same, .5), 3), "p95": round(pct(same, .95), 3)}
     out["rss_mb"] = round(rss_mb(), 1)
     await app.close()
     return out

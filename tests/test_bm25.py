@@ -389,3 +389,32 @@ def test_recreated_database_at_the_same_generation_is_noticed(ws, corpus_idx):
     st.generation = bm25.catalog.generation(idx._conn)  # the old state claims the new generation
     got = idx._run(lambda c: idx._keyword_search(c, "platypus tariff", 10))
     assert got == idx._run(lambda c: keyword.search_chunks(c, "platypus tariff", 10))
+
+
+def test_vector_file_of_a_recreated_database_is_not_reused(tmp_path):
+    """Same db_id rule for the faiss file: chunk id 1 of a re-created database is another chunk."""
+    from reme_cc.index.vectors import VectorStore
+
+    meta = tmp_path / "metadata"
+    meta.mkdir()
+
+    def fill(conn, vec):
+        conn.execute("INSERT INTO chunks(path, start_line, end_line, text, hash) VALUES ('a.md', 1, 1, 't', ?)", (vec.tobytes().hex(),))
+        conn.execute("INSERT INTO embeddings VALUES ('m', ?, ?)", (vec.tobytes().hex(), vec.tobytes()))
+        catalog.bump_generation(conn)
+
+    a = np.array([1, 0, 0, 0], np.float32)
+    b = np.array([0, 1, 0, 0], np.float32)
+    conn, _ = catalog.connect(meta)
+    fill(conn, a)
+    store = VectorStore(meta, "m", None)
+    store.refresh(conn, catalog.generation(conn))
+    store.save(catalog.generation(conn))
+    conn.close()
+    catalog.remove_db_files(meta)  # e.g. damaged: deleted and re-created; chunk ids restart at 1
+    conn, _ = catalog.connect(meta)
+    fill(conn, b)
+    store = VectorStore(meta, "m", None)
+    store.refresh(conn, catalog.generation(conn))
+    assert store.search(b, 1) == [(1, pytest.approx(1.0))]
+    conn.close()

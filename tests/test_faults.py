@@ -115,7 +115,7 @@ def test_disk_full_mid_write_on_a_real_tiny_tmpfs(tmp_path, mounts):
     copy_session(ws, SID, src)
     # fill the disk (leave ~40 KB)
     filler = mnt / "filler"
-    with open(filler, "wb") as fh:
+    with open(filler, "wb", buffering=0) as fh:  # unbuffered: nothing left to flush (and fail) at close
         try:
             while True:
                 fh.write(b"\0" * 65536)

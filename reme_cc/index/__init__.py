@@ -155,7 +155,7 @@ class Index:
         self._embed_thread: threading.Thread | None = None
         self._embed_wake = threading.Event()
         self._stop = threading.Event()
-        # in-memory BM25 (same answers as FTS5's bm25(), ~50x faster); FTS5 answers until it is loaded
+        # in-memory BM25 (same answers as FTS5's bm25(), ~100x faster at 50k chunks); FTS5 answers until it is loaded
         self._bm25: BM25Index | None = BM25Index(self.metadata, self.mode) if self.mode in ("rw", "ro") else None
         if self.model_id and self.mode == "rw":
             with self._guard():

@@ -23,6 +23,7 @@ they grow large. Readers never take the writer lock.
 
 from __future__ import annotations
 
+import bisect
 import contextlib
 import io
 import json
@@ -41,7 +42,7 @@ import numpy as np
 from . import catalog, keyword
 from .catalog import index_log
 
-FORMAT = 1
+FORMAT = 2
 K1 = 1.2
 B = 0.75
 TOKENIZE = "unicode61 remove_diacritics 0"  # chunks_fts's tokenizer (catalog.SCHEMA); a test pins them equal
@@ -97,12 +98,13 @@ class Segment:
     path_idx: np.ndarray   # int32 into paths
     paths: list[str]
     date_idx: np.ndarray   # int32 into dates, -1 = no date
-    dates: list[str]
+    dates: list[str]       # distinct file dates, sorted: date_idx is a rank, a date range a rank range
     live: np.ndarray       # bool
     dead: int = 0
     _k: tuple[float, np.ndarray] | None = None
     # per-posting BM25 weight f*(k1+1) / (f + k1*(1-b+b*D/avgdl)), computed per term on first use at
     # the current avgdl (stamp per term): a query then costs one multiply-add per posting
+    dead_idx: np.ndarray | None = None
     _w: np.ndarray | None = None
     _wstamp: np.ndarray | None = None
 
@@ -150,6 +152,7 @@ class Segment:
             return 0
         self.live = self.live & ~hit
         self.dead += n
+        self.dead_idx = np.flatnonzero(~self.live)
         return int(self.doclen[hit].sum())
 
 
@@ -293,10 +296,15 @@ class State:
             tf[pos] = f
             fill += c
         n_docs = len(ids)
+        sorted_dates = sorted(dates)
+        rank = np.array([dates[d] for d in sorted_dates], np.int64)  # rank -> first-seen index
+        remap = np.empty(len(sorted_dates) + 1, np.int32)
+        remap[rank] = np.arange(len(sorted_dates), dtype=np.int32)
+        remap[-1] = -1
         return Segment(
             ids=np.array(ids, np.int64), doclen=np.concatenate(lens) if lens else np.zeros(0, np.int64),
             indptr=indptr, docs=docs, tf=tf, start=np.array(starts, np.int64), path_idx=np.array(pidx, np.int32),
-            paths=list(paths), date_idx=np.array(didx, np.int32), dates=list(dates), live=np.ones(n_docs, bool),
+            paths=list(paths), date_idx=remap[np.array(didx, np.int64)], dates=sorted_dates, live=np.ones(n_docs, bool),
         )
 
     # ---- scoring -----------------------------------------------------------------------------------
@@ -333,13 +341,26 @@ class State:
                     continue
                 d, w = seg.weighted(t, avgdl)
                 if len(d):
-                    acc[d] += idf * w
+                    np.add.at(acc, d, idf * w)  # acc[d] += ..., the same double addition, fast path
             if seg.dead:
-                acc[~seg.live] = 0.0
+                acc[seg.dead_idx] = 0.0
             if start or end:
-                ok = np.array([lo <= x <= hi for x in seg.dates] + [False], bool)
-                acc[~ok[seg.date_idx]] = 0.0
-            pos = np.flatnonzero(acc)
+                # files.date BETWEEN lo AND hi (text comparison) = a range of ranks in the sorted dates
+                r_lo, r_hi = bisect.bisect_left(seg.dates, lo), bisect.bisect_right(seg.dates, hi)
+                np.multiply(acc, (seg.date_idx >= r_lo) & (seg.date_idx < r_hi), out=acc)
+            top = float(acc.max())
+            if top <= 0.0:
+                continue
+            # a cheap threshold that keeps at least k docs (every doc at or above the k-th score is
+            # then among them), instead of partitioning all ~50k scores
+            pos = None
+            for frac in (0.9, 0.7, 0.5, 0.3, 0.1):
+                mask = acc >= top * frac
+                if np.count_nonzero(mask) >= k:
+                    pos = np.flatnonzero(mask)
+                    break
+            if pos is None:
+                pos = np.flatnonzero(acc > 0.0)
             if len(pos) > k:
                 vals = acc[pos]
                 kth = np.partition(vals, len(vals) - k)[len(vals) - k]
@@ -492,7 +513,7 @@ def load_snapshot(metadata: Path, want_db_id: str) -> State | None:
             and int(tf.sum()) == int(doclen.sum())
             and (not n or (int(path_idx.min()) >= 0 and int(path_idx.max()) < len(paths)
                            and int(date_idx.min()) >= -1 and int(date_idx.max()) < len(dates)))
-            and len(set(terms)) == nt
+            and len(set(terms)) == nt and dates == sorted(dates)
         )
         if not ok:
             raise ValueError("inconsistent arrays")
@@ -508,6 +529,7 @@ def load_snapshot(metadata: Path, want_db_id: str) -> State | None:
                   path_idx=path_idx.astype(np.int32), paths=paths, date_idx=date_idx.astype(np.int32), dates=dates,
                   live=live.astype(bool).copy())
     seg.dead = int(n - seg.live.sum())
+    seg.dead_idx = np.flatnonzero(~seg.live)
     st.add_segment(seg)
     return st
 

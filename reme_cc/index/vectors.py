@@ -19,7 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
-from .catalog import index_log
+from .catalog import get_meta, index_log
 
 
 def _safe(model: str) -> str:
@@ -38,6 +38,7 @@ class VectorStore:
         self.generation = -1
         self._lock = threading.Lock()
         self._loaded = False
+        self.db_id = ""  # the database the vectors' chunk ids belong to (ids restart in a re-created one)
 
     # ---- persistence ------------------------------------------------------------------------------
     def _load_file(self) -> None:
@@ -51,6 +52,8 @@ class VectorStore:
             index = faiss.read_index(str(self.path))
             if side.get("model") != self.model or index.ntotal != side.get("count"):
                 raise ValueError("sidecar does not match the file")
+            if side.get("db_id", "") != self.db_id:
+                raise ValueError("it was built from another index database")
             if self.dim is not None and index.d != self.dim:
                 raise ValueError(f"dimension {index.d} != {self.dim}")
             self._index = index
@@ -72,7 +75,8 @@ class VectorStore:
                 os.close(fd)
                 faiss.write_index(self._index, tmp)
                 os.replace(tmp, self.path)
-                side = {"model": self.model, "generation": generation, "count": int(self._index.ntotal), "dim": self.dim}
+                side = {"model": self.model, "generation": generation, "count": int(self._index.ntotal), "dim": self.dim,
+                        "db_id": self.db_id}
                 fd, tmp2 = tempfile.mkstemp(prefix=".vectors.", suffix=".tmp", dir=self.metadata)
                 with os.fdopen(fd, "w") as fh:
                     json.dump(side, fh)
@@ -91,6 +95,7 @@ class VectorStore:
             if generation == self.generation:
                 return False
             if not self._loaded:
+                self.db_id = get_meta(conn, "db_id") or ""
                 self._load_file()
             rows = conn.execute(
                 "SELECT c.id FROM chunks c JOIN embeddings e ON e.model = ? AND e.hash = c.hash", (self.model,)
