@@ -245,6 +245,22 @@ def diff_dumps(got: dict[str, Any], want: dict[str, Any]) -> list[str]:
     return out
 
 
+def _holders(path: Path) -> str:
+    """Who holds a flock on ``path`` (from /proc/locks), with their command lines."""
+    ino = os.stat(path).st_ino
+    out = []
+    for line in Path("/proc/locks").read_text().splitlines():
+        parts = line.split()
+        if len(parts) > 5 and parts[5].endswith(f":{ino}"):
+            pid = parts[4]
+            try:
+                cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()[:200]
+            except OSError:
+                cmd = "?"
+            out.append(f"pid {pid}: {cmd}")
+    return "; ".join(out) or "no holder listed"
+
+
 def lock_wait(root: Path) -> tuple[float, list[str]]:
     """Acquire every lock file under metadata/ with timeout 0; returns (max seconds, names)."""
     import fcntl
@@ -255,7 +271,15 @@ def lock_wait(root: Path) -> tuple[float, list[str]]:
         t0 = time.monotonic()
         fd = os.open(path, os.O_RDWR)
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)  # raises BlockingIOError if a dead holder blocked it
+            # a SIGKILLed holder may still be tearing down for a few ms; its lock must free by itself
+            while True:
+                try:
+                    fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                    break
+                except BlockingIOError:
+                    if time.monotonic() - t0 > 5.0:
+                        raise Failure(f"{names[-1]} is still locked 5 s after the kill: {_holders(path)}") from None
+                    time.sleep(0.005)
             fcntl.flock(fd, fcntl.LOCK_UN)
         finally:
             os.close(fd)
@@ -332,6 +356,19 @@ def write_note(path: Path, i: int, rng: random.Random, version: int) -> None:
                     f"# Note {i}\n\nSee [[{link}]] and [[note-{(i + 1) % 300}]].\n\n{body}\n\n{SENTINEL}\n")
 
 
+_DURATIONS: dict[tuple[str, str], float] = {}
+
+
+def _duration(root: Path, cmd: str, env: dict[str, str]) -> float:
+    """Seconds one unkilled ``reme-cc <cmd>`` takes on this workspace (measured once)."""
+    key = (str(root), cmd)
+    if key not in _DURATIONS:
+        t0 = time.monotonic()
+        run_ok(reme(root, cmd), env)
+        _DURATIONS[key] = max(0.2, time.monotonic() - t0)
+    return _DURATIONS[key]
+
+
 def scenario_index(root: Path, scratch: Path, rng: random.Random, *, files: int = 300, max_delay: float = 3.5) -> Outcome:
     if not (root / "digest").exists() or not any((root / "digest").rglob("*.md")):
         make_notes(root, files, rng)
@@ -343,7 +380,9 @@ def scenario_index(root: Path, scratch: Path, rng: random.Random, *, files: int 
     run_id = uuid.uuid4().hex
     env = base_env(root, run_id)
     cmd = rng.choice(["reindex", "reindex", "status"])
-    delay = rng.uniform(0.2, max_delay)
+    # kill inside the work: a delay drawn within the duration one unkilled run of this command took
+    # here (machines differ tenfold in speed, so a fixed range would often kill an exited process)
+    delay = rng.uniform(0.1, 0.9) * min(max_delay, _duration(root, cmd, env))
     proc = start(reme(root, cmd), env)
     out = Outcome("index", delay, kill_after(proc, delay), note=cmd)
     common_after_kill(root, run_id, out, sentinel_under=("digest/", "daily/"))
