@@ -289,11 +289,12 @@ KILLER = textwrap.dedent("""
     from reme_cc.workspace import Workspace
     from reme_cc.config import Config
     from reme_cc.index import Index
-    ws = Workspace(sys.argv[1])
-    idx = Index(ws, Config.load(ws.root).replace(embedding="none"))
-    print("ready", flush=True)
-    while True:
-        idx.reindex()
+    if __name__ == "__main__":  # big syncs use a process pool, which re-imports the main module
+        ws = Workspace(sys.argv[1])
+        idx = Index(ws, Config.load(ws.root).replace(embedding="none"))
+        print("ready", flush=True)
+        while True:
+            idx.reindex()
 """)
 
 

@@ -208,7 +208,10 @@ def _prepare_star(args: tuple) -> Prepared:
 
 
 def prepared_stream(ws_root: Path, items: list[tuple[str, tuple[int, int]]], config: Config) -> Iterator[Prepared]:
-    """Prepare files in order; big batches use a process pool (jieba + mistletoe are CPU bound)."""
+    """Prepare files in order; big batches use a process pool (jieba + mistletoe are CPU bound).
+
+    Like any multiprocessing pool, its workers re-import the main module: a script that opens an
+    Index must keep its work under ``if __name__ == "__main__":`` (reme's own entry points do)."""
     workers = min(os.cpu_count() or 1, 8)
     if len(items) < PARALLEL_MIN or workers < 2:
         for path, stat in items:
