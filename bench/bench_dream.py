@@ -2,7 +2,7 @@
 scripted fake API. Prints agent sessions, model requests, distinct subagents, wall time and the
 measured concurrency of the integrator subagents.
 
-    /work/venv/bin/python bench/bench_dream.py [--days 14] [--cards 3] [--units 5] [--concurrency 3]
+    .venv/bin/python bench/bench_dream.py [--days 14] [--cards 3] [--units 5] [--concurrency 3]
 """
 
 from __future__ import annotations

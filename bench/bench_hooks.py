@@ -26,7 +26,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 HOOK = REPO / "hooks" / "reme_hook.py"
-FIXTURE = Path("/work/shared/fixtures/claude_code/projects/-home-user-project/71d7eee5-6a9d-427a-8f40-f50521713e21.jsonl")
+FIXTURE = Path(__file__).resolve().parents[1] / "tests/fixtures/claude_code/projects/-home-user-project/71d7eee5-6a9d-427a-8f40-f50521713e21.jsonl"
 SID = "bench000-0000-4000-8000-000000000000"
 
 

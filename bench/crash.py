@@ -1,9 +1,9 @@
 """Crash injection by hand (issue #7 item 2): 200 kill -9 by default, spread over the five scenarios of
 tests/support/crash.py (indexing, tool writes, transcript copies, recordings, dreams). CI runs 20.
 
-    /work/venv/bin/python bench/crash.py                       # 200 kills, ~30 min on 2 cores
-    /work/venv/bin/python bench/crash.py --kills 50 --seed 7 --only index,tools
-    /work/venv/bin/python bench/crash.py --record-backend sdk  # recordings through the real Claude CLI
+    .venv/bin/python bench/crash.py                       # 200 kills, ~30 min on 2 cores
+    .venv/bin/python bench/crash.py --kills 50 --seed 7 --only index,tools
+    .venv/bin/python bench/crash.py --record-backend sdk  # recordings through the real Claude CLI
 
 Prints one line per kill and a summary (kills that landed inside the work, torn tails, temp files left,
 worst lock wait, dangling links after retried moves); exits 1 on the first unrecovered crash, with the

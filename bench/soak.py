@@ -1,9 +1,9 @@
 """Issue #7 items 1 and 6 at full scale (by hand; CI runs tests/test_reliability_soak.py and tests/test_load.py
 at small scale). Same machinery: tests/support/soak.py and tests/support/load.py.
 
-    /work/venv/bin/python bench/soak.py                         # 60 s soak + load with 10,000 calls
-    /work/venv/bin/python bench/soak.py --only soak --seconds 120
-    /work/venv/bin/python bench/soak.py --only load --load-calls 10000 --files 1000
+    .venv/bin/python bench/soak.py                         # 60 s soak + load with 10,000 calls
+    .venv/bin/python bench/soak.py --only soak --seconds 120
+    .venv/bin/python bench/soak.py --only load --load-calls 10000 --files 1000
 
 Prints one JSON object of figures; exits 1 when the soak found problems or a load call failed.
 """

@@ -17,7 +17,7 @@ from reme_cc.memory.transcript import copy_path, load_state, read_copy
 
 REPO = Path(__file__).resolve().parent.parent
 HOOK = REPO / "hooks" / "reme_hook.py"
-FIXTURES = Path("/work/shared/fixtures/claude_code")
+FIXTURES = Path(__file__).parent / "fixtures" / "claude_code"  # real CLI captures (copied from shared/)
 SID = "cf0565d1-9dd3-4e0c-9c37-4f1acd73559e"
 PYTHON = shutil.which("python3") or sys.executable  # the system python3, as hooks.json uses
 

@@ -23,9 +23,7 @@ from reme_cc.memory.transcript import (
 )
 from support.redact_corpus import PRIVATE_KEY
 
-FIXTURES = Path("/work/shared/fixtures/claude_code/projects/-home-user-project")
-if not FIXTURES.is_dir():  # the repo may carry its own copy
-    FIXTURES = Path(__file__).parent / "fixtures" / "claude_code" / "projects" / "-home-user-project"
+FIXTURES = Path(__file__).parent / "fixtures" / "claude_code" / "projects" / "-home-user-project"
 SESSIONS = sorted(p.stem for p in FIXTURES.glob("*.jsonl"))
 
 

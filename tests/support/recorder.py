@@ -9,16 +9,15 @@ from typing import Any
 
 from support.claude_cli import sdk_env
 
-FIXTURES = Path("/work/shared/fixtures/claude_code/projects/-home-user-project")
-REPO_FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "claude_code" / "projects" / "-home-user-project"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "claude_code" / "projects" / "-home-user-project"
 
 
 def fixture(name: str) -> Path:
-    """A real Claude Code transcript (repo copy preferred, else the shared one)."""
-    for base in (REPO_FIXTURES, FIXTURES):
-        if (base / name).exists():
-            return base / name
-    raise FileNotFoundError(name)
+    """A real Claude Code transcript (captured from the real CLI, see tests/fixtures/claude_code/README.md)."""
+    path = FIXTURES / name
+    if not path.exists():
+        raise FileNotFoundError(path)
+    return path
 
 
 def use_backend(monkeypatch: Any, backend: str, api: Any, home: Path) -> None:
