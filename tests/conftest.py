@@ -4,12 +4,19 @@ from __future__ import annotations
 
 import os
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests"))
+
+# Whatever a test starts "in the plugin's environment" (a hook's detached recorder or automatic dream)
+# runs with this interpreter instead of building that environment under the real ~/.claude
+# (bootstrap honours REME_PYTHON). Tests of the bootstrap itself clear both variables.
+os.environ.setdefault("REME_PYTHON", sys.executable)
+os.environ.setdefault("CLAUDE_PLUGIN_DATA", tempfile.mkdtemp(prefix="reme-test-plugin-data-"))
 
 
 @pytest.fixture
