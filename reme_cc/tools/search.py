@@ -45,17 +45,9 @@ class SearchResult(ToolResult):
     warnings: list[str] = []
 
     def text(self) -> str:
-        from ..index import Hit, Neighbor, SearchResponse
-
-        hits = [
-            Hit(h.path, h.start_line, h.end_line, h.score, h.vector, h.keyword, h.text,
-                [Neighbor(**n.model_dump()) for n in h.outlinks], [Neighbor(**n.model_dump()) for n in h.inlinks],
-                h.outlinks_total, h.inlinks_total)
-            for h in self.results
-        ]
         from ..index.search import render  # lazy: keeps MCP start-up free of the index imports
 
-        return render(SearchResponse(hits, self.counts, self.warnings))
+        return render(self)  # reads .results/.warnings by attribute: the same shape as SearchResponse
 
 
 @tool(
@@ -70,16 +62,7 @@ class SearchResult(ToolResult):
 )
 def search(ctx: Context, params: SearchParams) -> SearchResult:
     resp = ctx.index.search(params.query, params.limit, params.min_score, params.start_date, params.end_date)
-    results = [
-        HitOut(
-            path=h.path, start_line=h.start_line, end_line=h.end_line, score=h.score, vector=h.vector,
-            keyword=h.keyword, text=h.text,
-            outlinks=[NeighbourOut(**asdict(n)) for n in h.outlinks],
-            inlinks=[NeighbourOut(**asdict(n)) for n in h.inlinks],
-            outlinks_total=h.outlinks_total, inlinks_total=h.inlinks_total,
-        )
-        for h in resp.results
-    ]
+    results = [HitOut.model_validate(h, from_attributes=True) for h in resp.results]
     return SearchResult(results=results, counts=resp.counts, warnings=resp.warnings)
 
 
