@@ -29,26 +29,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 
 class TimedMcp(McpProcess):
-    """McpProcess that notes when each reply arrived (monotonic), for true per-call latency."""
-
-    def __init__(self, argv: Sequence[str], *, env: Mapping[str, str] | None = None, cwd: str | None = None):
-        self.arrived: dict[int, float] = {}
-        super().__init__(argv, env=env, cwd=cwd)
-
-    def _read(self) -> None:
-        assert self.proc.stdout
-        for line in self.proc.stdout:
-            try:
-                msg = json.loads(line)
-            except ValueError:
-                continue
-            if "id" in msg and ("result" in msg or "error" in msg):
-                with self._cond:
-                    self.arrived[msg["id"]] = time.monotonic()
-                    self._replies[msg["id"]] = msg
-                    self._cond.notify_all()
-            else:
-                self.notifications.put(msg)
+    """McpProcess (which notes each reply's arrival time) that can also report the server's RSS."""
 
     def rss_mb(self) -> float:
         with open(f"/proc/{self.proc.pid}/status") as fh:

@@ -31,6 +31,7 @@ class McpProcess:
                                      start_new_session=True)
         self._next = 1
         self._replies: dict[int, dict[str, Any]] = {}
+        self.arrived: dict[int, float] = {}  # reply id -> monotonic arrival time (per-call latency)
         self._cond = threading.Condition()
         self.notifications: queue.Queue[dict[str, Any]] = queue.Queue()
         self.stderr_lines: list[str] = []
@@ -46,6 +47,7 @@ class McpProcess:
                 continue
             if "id" in msg and ("result" in msg or "error" in msg):
                 with self._cond:
+                    self.arrived[msg["id"]] = time.monotonic()
                     self._replies[msg["id"]] = msg
                     self._cond.notify_all()
             else:
