@@ -22,7 +22,7 @@ import typing
 from pathlib import Path
 from typing import Any, Sequence
 
-from .errors import InvalidInputError, ReMeError
+from .errors import ReMeError
 
 PROG = "reme-cc"
 EXTENSIONS = (

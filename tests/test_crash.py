@@ -8,7 +8,6 @@ and the retried work completes.
 from __future__ import annotations
 
 import asyncio
-import fcntl
 import json
 import os
 import random

@@ -33,7 +33,7 @@ from typing import Any
 
 from pydantic import Field
 
-from ..errors import ConflictError, InvalidInputError, LockedError, NotFoundError, PathError, ReMeError
+from ..errors import ConflictError, InvalidInputError, LockedError, NotFoundError, PathError
 from ..tools import Context, Params, ToolResult
 from ..workspace import Workspace, validate_component
 from . import daily, usage

@@ -561,7 +561,6 @@ def scenario_record(root: Path, scratch: Path, rng: random.Random, api: Any, *, 
 
     api.rules.clear()
     api.default = text("recorded")
-    from support.fake_api import tool_result_for
     api.rule(lambda req: not req.tool_results(last_only=True), card)
     run_id = uuid.uuid4().hex
     env = base_env(root, run_id, {**sdk_env(api, home), "REME_AGENT_BACKEND": backend, "REME_AGENT_RETRIES": "0",

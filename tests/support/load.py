@@ -12,7 +12,6 @@ so a latency is send -> reply, not send -> when we got round to looking).
 
 from __future__ import annotations
 
-import json
 import os
 import random
 import sys
@@ -20,7 +19,7 @@ import threading
 import time
 import uuid
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from support.mcp_stdio import McpProcess
 from support.soak import mcp_argv, p95
