@@ -28,9 +28,7 @@ import contextlib
 import io
 import json
 import math
-import os
 import sqlite3
-import tempfile
 import threading
 import time
 from dataclasses import dataclass
@@ -40,6 +38,8 @@ from typing import Any, Iterable, Iterator
 import numpy as np
 
 from . import catalog, keyword
+from ..errors import ReMeError
+from ..workspace import atomic_write
 from .catalog import index_log
 
 FORMAT = 2
@@ -463,22 +463,18 @@ def save_snapshot(metadata: Path, state: State) -> bool:
         "start": seg.start, "path_idx": seg.path_idx, "paths": _blob(seg.paths), "date_idx": seg.date_idx,
         "dates": _blob(seg.dates), "live": live,
     }
-    tmp = None
+    target = snapshot_path(metadata)
     now = time.time()
-    for old in metadata.glob(".bm25.*.tmp"):  # left by a process killed while saving
+    for old in metadata.glob(f".{target.name}.*.tmp"):  # left by a process killed while saving
         with contextlib.suppress(OSError):
             if now - old.stat().st_mtime > 600:
                 old.unlink()
+    buf = io.BytesIO()
+    np.savez(buf, **arrays)
     try:
-        fd, tmp = tempfile.mkstemp(prefix=".bm25.", suffix=".tmp", dir=metadata)
-        with os.fdopen(fd, "wb") as fh:
-            np.savez(fh, **arrays)
-        os.replace(tmp, snapshot_path(metadata))
+        atomic_write(target, buf.getvalue())
         return True
-    except OSError:  # read-only workspace: keep it in memory
-        if tmp and os.path.exists(tmp):
-            with contextlib.suppress(OSError):
-                os.unlink(tmp)
+    except ReMeError:  # read-only workspace, full disk: keep it in memory
         return False
 
 

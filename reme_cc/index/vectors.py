@@ -10,15 +10,15 @@ simply rebuilt from the cache. Writes go to a temp file + os.replace, so readers
 from __future__ import annotations
 
 import json
-import os
 import re
 import sqlite3
-import tempfile
 import threading
 from pathlib import Path
 
 import numpy as np
 
+from ..errors import ReMeError
+from ..workspace import atomic_write
 from .catalog import get_meta, index_log
 
 
@@ -70,21 +70,13 @@ class VectorStore:
         with self._lock:
             if self._index is None:
                 return
+            side = {"model": self.model, "generation": generation, "count": int(self._index.ntotal), "dim": self.dim,
+                    "db_id": self.db_id}
             try:
-                fd, tmp = tempfile.mkstemp(prefix=".vectors.", suffix=".tmp", dir=self.metadata)
-                os.close(fd)
-                faiss.write_index(self._index, tmp)
-                os.replace(tmp, self.path)
-                side = {"model": self.model, "generation": generation, "count": int(self._index.ntotal), "dim": self.dim,
-                        "db_id": self.db_id}
-                fd, tmp2 = tempfile.mkstemp(prefix=".vectors.", suffix=".tmp", dir=self.metadata)
-                with os.fdopen(fd, "w") as fh:
-                    json.dump(side, fh)
-                os.replace(tmp2, self.sidecar)
-            except OSError:
-                for t in (locals().get("tmp"), locals().get("tmp2")):
-                    if t and os.path.exists(t):
-                        os.unlink(t)
+                atomic_write(self.path, faiss.serialize_index(self._index).tobytes())
+                atomic_write(self.sidecar, json.dumps(side).encode())
+            except ReMeError:
+                pass
 
     # ---- reconcile with the database ---------------------------------------------------------------
     def refresh(self, conn: sqlite3.Connection, generation: int) -> bool:

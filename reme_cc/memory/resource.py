@@ -23,6 +23,7 @@ from typing import Any, Awaitable, Callable
 
 from ..errors import ReMeError
 from ..notes.frontmatter import parse_note, render_note
+from ..notes.wikilinks import parse_links
 from ..tools import Context
 from ..workspace import DATE_RE, validate_component
 from . import daily
@@ -138,8 +139,8 @@ def link_of(rel: str) -> str:
 def _target_of(value: Any) -> str | None:
     if not isinstance(value, str):
         return None
-    m = re.fullmatch(r"\s*\[\[([^\]|#]+)(?:[#|][^\]]*)?\]\]\s*", value)
-    return m.group(1).strip() if m else None
+    links = parse_links(value)
+    return links[0].target.strip() if links else None
 
 
 def cards_by_resource(ctx: Context) -> dict[str, dict[str, Any]]:
