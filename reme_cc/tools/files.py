@@ -37,13 +37,9 @@ MARKDOWN_EXTS = (".md", ".markdown")
 
 
 # ---- helpers --------------------------------------------------------------------------------------
-def _norm(ws: Workspace, rel: str, *, allow_root: bool = False) -> str:
-    return ws.normalize(rel, allow_root=allow_root)
-
-
 def _writable(ws: Workspace, rel: str) -> str:
     """Normalise a path that a tool will change; refuse the derived/system folders."""
-    norm = _norm(ws, rel)
+    norm = ws.normalize(rel)
     # casefolded: on a case-insensitive filesystem (macOS, Windows) METADATA/ *is* metadata/
     if norm.split("/", 1)[0].casefold() in SYSTEM_DIRS:
         raise PathError(f"{norm} is inside {norm.split('/', 1)[0]}/ (derived state, rebuilt automatically); refused")
@@ -53,7 +49,7 @@ def _writable(ws: Workspace, rel: str) -> str:
 
 
 def _existing_file(ws: Workspace, rel: str) -> tuple[str, Path]:
-    norm = _norm(ws, rel)
+    norm = ws.normalize(rel)
     path = ws.resolve(norm)
     if path.is_dir():
         raise InvalidInputError(f"{norm} is a folder, not a file; use list to see its contents")
@@ -121,10 +117,6 @@ def notify_changed(ctx: Context, *paths: str) -> str | None:
 
 def _files_under(root: Path) -> list[Path]:
     return sorted(p for p in root.rglob("*") if p.is_file() or p.is_symlink()) if root.is_dir() else [root]
-
-
-def _check_evidence(norm: str, old: str | None, new: str, *, full_write: bool) -> None:
-    check_digest_evidence(norm, old, new, full_write=full_write)
 
 
 # ---- read -----------------------------------------------------------------------------------------
@@ -322,7 +314,7 @@ def write(ctx: Context, params: WriteParams) -> WriteResult:
             new = render_note(updates, body) if updates else body
     else:
         new = render_note(updates, body) if updates else body
-    _check_evidence(norm, old, new, full_write=True)
+    check_digest_evidence(norm, old, new, full_write=True)
     data = new.encode("utf-8")
     ws.write_bytes(norm, data)
     note = notify_changed(ctx, norm)
@@ -376,7 +368,7 @@ def edit(ctx: Context, params: EditParams) -> EditResult:
             "add surrounding text to make it unique, or set replace_all"
         )
     new = text.replace(old_s, new_s)
-    _check_evidence(norm, text, new, full_write=False)
+    check_digest_evidence(norm, text, new, full_write=False)
     ws.write_text(norm, new)
     note = notify_changed(ctx, norm)
     return EditResult(path=norm, replacements=count, notes=[note] if note else [])
@@ -656,7 +648,7 @@ def _summary(path: Path) -> tuple[str | None, str | None]:
 )
 def list_files(ctx: Context, params: ListParams) -> ListResult:
     ws = ctx.workspace
-    norm = _norm(ws, params.path, allow_root=True)
+    norm = ws.normalize(params.path, allow_root=True)
     root = ws.resolve(norm, allow_root=True)
     if not root.exists():
         raise NotFoundError(f"{norm} does not exist; list the parent folder to see what is there")
@@ -744,7 +736,7 @@ class StatResult(ToolResult):
 )
 def stat(ctx: Context, params: PathParams) -> StatResult:
     ws = ctx.workspace
-    norm = _norm(ws, params.path, allow_root=True)
+    norm = ws.normalize(params.path, allow_root=True)
     p = ws.resolve(norm, allow_root=True)
     if not p.exists():
         raise NotFoundError(f"{norm} does not exist; use list to see what is there")
@@ -846,7 +838,7 @@ def _change_frontmatter(ctx: Context, path: str, updates: dict[str, Any], delete
     norm = _writable(ws, path)
     norm, _, text = _load_text(ws, norm, what="frontmatter changes")
     new = merge_frontmatter(text, updates, delete)  # InvalidInputError on broken YAML: nothing written
-    _check_evidence(norm, text, new, full_write=False)
+    check_digest_evidence(norm, text, new, full_write=False)
     if new != text:
         ws.write_text(norm, new)
         notify_changed(ctx, norm)
