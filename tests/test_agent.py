@@ -1,4 +1,4 @@
-"""The memory-agent runner (memory/agent.py) against the fake Anthropic API, both backends.
+"""The memory-agent runner (reme_cc/agent.py) against the fake Anthropic API, both backends.
 
 The sdk backend runs the real Claude Code CLI bundled with claude-agent-sdk; the anthropic backend the
 anthropic SDK's tool-use loop. Both must behave the same for the same agent."""
@@ -12,7 +12,7 @@ import pytest
 
 from reme_cc.config import Config
 from reme_cc.errors import InvalidInputError, NotFoundError
-from reme_cc.memory.agent import (AGENT_TOOLS, AgentSpec, agent_env, agent_tool, load_agent, parse_agent,
+from reme_cc.agent import (AGENT_TOOLS, AgentSpec, agent_env, agent_tool, load_agent, parse_agent,
                                   run_agent_sync)
 from reme_cc.tools import Context, Params, TextResult
 from support.claude_cli import run_claude

@@ -284,7 +284,7 @@ def test_record_rejects_bad_session_ids_and_honours_record_off(ws):
 
 
 def test_daily_write_is_agent_only(ws):
-    from reme_cc.memory.agent import AGENT_TOOLS
+    from reme_cc.agent import AGENT_TOOLS
     from reme_cc.tools import all_tools
 
     assert "daily_write" in AGENT_TOOLS

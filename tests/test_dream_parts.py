@@ -168,7 +168,7 @@ def test_second_dream_reports_the_lock(ctx):
 
 
 def test_dream_without_changes_calls_no_agent(ctx, monkeypatch):
-    from reme_cc.memory import agent
+    from reme_cc import agent
 
     async def boom(*a, **k):  # any agent call would be a bug here
         raise AssertionError("agent called")

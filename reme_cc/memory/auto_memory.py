@@ -37,7 +37,7 @@ from ..errors import ConflictError, InvalidInputError, LockedError, NotFoundErro
 from ..tools import Context, Params, ToolResult
 from ..workspace import Workspace, validate_component
 from . import daily, usage
-from .agent import AgentRun, AgentSpec, agent_tool, describe, load_agent, run_agent_sync
+from ..agent import AgentRun, AgentSpec, agent_tool, describe, load_agent, run_agent_sync
 from .render import Message, format_transcript, has_conversation, local_date, parse_lines, render_entries
 
 log = logging.getLogger("reme.auto_memory")

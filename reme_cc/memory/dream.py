@@ -354,7 +354,7 @@ def verify_unit(ctx: DreamContext, unit: Unit, report: dict[str, Any] | None, ch
 # ---- stages -------------------------------------------------------------------------------------
 async def _extract(ctx: DreamContext, opts: DreamOptions, date: str, changed: list[str], summary: DreamSummary
                    ) -> tuple[list[Unit], list[interests.Topic]]:
-    from .agent import run_agent
+    from ..agent import run_agent
 
     recent = interests.read_interests(ctx.workspace, date) + interests.previous_topics(
         ctx.workspace, date, opts.topic_diversity_days)
@@ -374,7 +374,7 @@ async def _integrate_batch(ctx: DreamContext, batch: list[Unit], hint: str, summ
                            ) -> dict[int, dict[str, Any]]:
     """One SDK session whose main agent launches one integrator subagent per unit, in parallel.
     Returns unit id -> the reported {action, path, error}."""
-    from .agent import AgentSpec, load_agent, run_agent
+    from ..agent import AgentSpec, load_agent, run_agent
 
     integrator = load_agent(INTEGRATOR)
     coordinator = AgentSpec("dream-coordinator", "Launches one dream-integrator per unit", COORDINATOR_PROMPT, [], None)

@@ -221,7 +221,7 @@ def _unique_card_path(ctx: Context, date: str, filename: str, taken: set[str]) -
 
 async def agent_summarize(ctx: Context, res: Resource, text: str) -> tuple[str, int]:
     """Ask the ``resource`` agent for the card; returns (card markdown, tokens used)."""
-    from .agent import run_agent
+    from ..agent import run_agent
 
     cut = len(text) > PROMPT_CHARS
     attrs = f'path="{res.path}"' + (' truncated="true"' if cut else "")

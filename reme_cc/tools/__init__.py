@@ -1,5 +1,5 @@
 """The one tool registry. Every operation is defined once here and exposed three ways:
-an MCP tool (server.py), a CLI subcommand (cli.py) and an in-process Agent SDK tool (memory/agent.py).
+an MCP tool (server.py), a CLI subcommand (cli.py) and an in-process Agent SDK tool (agent.py).
 
 A tool is a function ``fn(ctx, params) -> result`` where ``params`` is a pydantic model (its JSON
 schema is the MCP input schema; its fields become CLI options) and ``result`` is a ``ToolResult``

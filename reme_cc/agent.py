@@ -29,8 +29,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable
 
-from ..errors import AgentError, InvalidInputError, NotFoundError, ReMeError
-from ..tools import Context, Tool, ToolResult, tool
+from .errors import AgentError, InvalidInputError, NotFoundError, ReMeError
+from .tools import Context, Tool, ToolResult, tool
 
 log = logging.getLogger("reme.agent")
 
@@ -59,7 +59,7 @@ def resolve_tools(names: list[str]) -> list[Tool[Any]]:
             out.append(AGENT_TOOLS[name])
             continue
         if shared is None:
-            from ..tools import all_tools
+            from .tools import all_tools
 
             shared = all_tools()
         if name not in shared:
@@ -89,7 +89,7 @@ def agents_dir() -> Path:
             path = Path(value) / ("agents" if var == "CLAUDE_PLUGIN_ROOT" else "")
             if path.is_dir():
                 return path
-    return Path(__file__).resolve().parents[2] / "agents"
+    return Path(__file__).resolve().parents[1] / "agents"
 
 
 def _split_tools(value: Any) -> list[str]:
@@ -101,7 +101,7 @@ def _split_tools(value: Any) -> list[str]:
 
 
 def parse_agent(text: str, source: str = "<agent>") -> AgentSpec:
-    from ..notes.frontmatter import parse_note
+    from .notes.frontmatter import parse_note
 
     note = parse_note(text)
     if note.error:
@@ -151,7 +151,7 @@ class AgentRun:
 
 
 def _redact_value(value: Any) -> Any:
-    from .redact import redact
+    from .memory.redact import redact
 
     if isinstance(value, str):
         return redact(value)
@@ -169,7 +169,7 @@ def _call_tool(ctx: Context, tool: Tool[Any], args: dict[str, Any], run: AgentRu
     Privacy: what a tool returns goes to the model, so secrets in it are redacted (``read`` of a raw
     resource file, a search hit); what an agent writes is redacted too (a model that knows a key from
     elsewhere still cannot put it into daily/ or digest/)."""
-    from .redact import redact
+    from .memory.redact import redact
 
     if not tool.read_only and isinstance(args, dict):
         args = _redact_value(args)
@@ -206,7 +206,7 @@ async def run_agent(ctx: Context, agent: str | AgentSpec, prompt: str, *, tools:
     Never raises for model/API failures or timeouts: they come back in ``AgentRun.error`` (a caller
     such as the recorder must know not to advance its cursor). Bad configuration raises ReMeError."""
     spec = load_agent(agent) if isinstance(agent, str) else agent
-    from .redact import redact
+    from .memory.redact import redact
 
     prompt = redact(prompt)  # conversation, resource text, daily notes: no secret ever reaches a model
     names = list(tools if tools is not None else spec.tools)
