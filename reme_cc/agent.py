@@ -1,8 +1,10 @@
 """The one runner for every memory agent (recorder, dream extractor/integrator).
 
-An agent is a Markdown file ``agents/<name>.md``: frontmatter ``name``, ``description``, ``tools``
-(registry tool names), ``model``; the body is its system prompt. The runner serves the agent's tools
-in-process from the same registry as the MCP server and runs the agent through one of two backends:
+An agent is a Markdown file ``<name>.md``: frontmatter ``name``, ``description``, ``tools``, ``model``;
+the body is its system prompt. ``tools`` may name the plugin's MCP tools as Claude Code sees them
+(``mcp__plugin_reme_reme__read``): the runner maps each to the registry tool ``read``. It serves the
+agent's tools in-process from the same registry as the MCP server and runs the agent through one of
+two backends:
 
 * ``sdk``: ``claude_agent_sdk.query()`` (the Claude Code CLI). Sandboxed: no settings sources, no
   plugins, no other MCP servers, no built-in tools (only ``Agent`` when subagents are given), no
@@ -10,9 +12,14 @@ in-process from the same registry as the MCP server and runs the agent through o
 * ``anthropic``: the ``anthropic`` SDK's tool-use loop, used when reme has its own API key
   (``anthropic_api_key``) or ``agent_backend == "anthropic"``. No subprocess.
 
-Where the agents dir is: ``$REME_AGENTS_DIR``, else ``$CLAUDE_PLUGIN_ROOT/agents`` (hooks and the MCP
-server run with it set), else ``<repo>/agents`` next to the package (source checkout / editable
-install). A plain wheel install outside the plugin therefore needs ``REME_AGENTS_DIR``.
+The prompts always come from the package itself, so any install (the plugin's env, a wheel, a source
+checkout) finds the prompts that match its code, with no environment variable:
+
+* ``reme_cc/prompts/<name>.md``: prompts that only make sense inside a pipeline (the recorder, the
+  dream's extractor, the resource reader);
+* the plugin's top-level ``agents/<name>.md``: agents that are *also* Claude Code subagents of the
+  user's session (so they name the plugin's MCP tools). The build maps that folder into the package as
+  ``reme_cc/agents/`` (setup.py); a source checkout reads it beside the package.
 
 Memory-agent-only tools (e.g. the recorder's ``daily_write``) register with ``@agent_tool`` into
 ``AGENT_TOOLS``, a registry separate from ``tools.REGISTRY``: the MCP server and CLI never see them.
@@ -82,14 +89,17 @@ class AgentSpec:
     model: str | None = None
 
 
-def agents_dir() -> Path:
-    for var in ("REME_AGENTS_DIR", "CLAUDE_PLUGIN_ROOT"):
-        value = os.environ.get(var, "").strip()
-        if value:
-            path = Path(value) / ("agents" if var == "CLAUDE_PLUGIN_ROOT" else "")
-            if path.is_dir():
-                return path
-    return Path(__file__).resolve().parents[1] / "agents"
+PACKAGE_DIR = Path(__file__).resolve().parent  # reme_cc/
+PROMPT_DIRS = (PACKAGE_DIR / "prompts", PACKAGE_DIR / "agents")
+
+
+def prompt_dirs() -> list[Path]:
+    """Where agent prompts are looked up, in order. A source checkout (the package next to the plugin
+    manifest) has no reme_cc/agents/: its agents/ folder is read in place."""
+    dirs = list(PROMPT_DIRS)
+    if (PACKAGE_DIR.parent / ".claude-plugin").is_dir():
+        dirs.append(PACKAGE_DIR.parent / "agents")
+    return dirs
 
 
 def _split_tools(value: Any) -> list[str]:
@@ -118,10 +128,13 @@ def parse_agent(text: str, source: str = "<agent>") -> AgentSpec:
 
 
 def load_agent(name: str) -> AgentSpec:
-    path = agents_dir() / f"{name}.md"
-    if not path.is_file():
-        raise NotFoundError(f"agent prompt {path} not found; set REME_AGENTS_DIR to the plugin's agents/ folder")
-    return parse_agent(path.read_text(encoding="utf-8"), str(path))
+    dirs = prompt_dirs()
+    for folder in dirs:
+        path = folder / f"{name}.md"
+        if path.is_file():
+            return parse_agent(path.read_text(encoding="utf-8"), str(path))
+    raise NotFoundError(f"agent prompt {name}.md not found in {', '.join(map(str, dirs))}: this reme-cc "
+                        "install lacks its package data; reinstall it (plugin: `scripts/launch.py --rebuild`)")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -64,10 +64,16 @@ def test_parse_agent_errors_are_one_line():
     assert spec.tools == ["read", "search"] and spec.model == "claude-x"
 
 
-def test_missing_agent_says_where_to_look(monkeypatch, tmp_path):
-    monkeypatch.setenv("REME_AGENTS_DIR", str(tmp_path))
-    with pytest.raises(NotFoundError, match="REME_AGENTS_DIR"):
-        load_agent("recorder")
+def test_missing_agent_says_where_it_looked():
+    with pytest.raises(NotFoundError, match=r"no-such-agent\.md not found in .*prompts.*reinstall"):
+        load_agent("no-such-agent")
+
+
+def test_prompts_load_without_any_plugin_environment(monkeypatch):
+    """No CLAUDE_PLUGIN_ROOT (the Bash tool of a user's session has none): the package's own prompts."""
+    monkeypatch.delenv("CLAUDE_PLUGIN_ROOT", raising=False)
+    for name in ("recorder", "dream-extractor", "resource", "dream-integrator"):
+        assert load_agent(name).name == name
 
 
 def test_agent_env_marks_internal_sessions():
