@@ -15,7 +15,7 @@ from support.dream_script import (corroborate_plan, create_plan, extractor_reque
 from support.fake_api import FakeAPI, tool_use
 
 from reme_cc.memory import dream, interests
-from reme_cc.memory.evidence import link_targets, sources_section
+from reme_cc.notes.evidence import link_targets, sources_section
 from reme_cc.notes.frontmatter import parse_note
 
 pytestmark = [pytest.mark.e2e, pytest.mark.timeout(240)]

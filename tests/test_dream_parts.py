@@ -16,6 +16,7 @@ import pytest
 from reme_cc.errors import ConflictError, LockedError
 from reme_cc.memory import dream, gitlog, interests
 from reme_cc.memory.dream_trigger import STAMP, maybe_start_auto_dream
+from reme_cc.notes.store import NoteStore
 
 T = interests.Topic
 
@@ -116,10 +117,10 @@ def test_change_list_and_undo_without_git(ws):
     record = gitlog.save_run(ws, "run1", rec, {"date": "2026-06-20"})
     assert {c["path"] for c in record["changes"]} == {"digest/wiki/keep.md", "digest/wiki/new.md", "digest/wiki/gone.md"}
     assert json.loads(ws.read_bytes("metadata/dream/run1.json"))["changes"] == record["changes"]
-    gitlog.undo_last_run(ws)
+    gitlog.undo_last_run(NoteStore(ws))
     assert _tree(ws.root) == before
     with pytest.raises(Exception, match="no dream run to undo"):
-        gitlog.undo_last_run(ws)
+        gitlog.undo_last_run(NoteStore(ws))
 
 
 def test_undo_refuses_when_user_edited_since(ws):
@@ -130,7 +131,7 @@ def test_undo_refuses_when_user_edited_since(ws):
     gitlog.save_run(ws, "run1", rec, {})
     ws.write_text("digest/wiki/n.md", "dreamed, then edited by the user\n")
     with pytest.raises(ConflictError, match="changed since the dream"):
-        gitlog.undo_last_run(ws)
+        gitlog.undo_last_run(NoteStore(ws))
     assert ws.read_bytes("digest/wiki/n.md") == b"dreamed, then edited by the user\n"
 
 
@@ -154,7 +155,7 @@ def test_git_commit_of_exactly_the_changed_paths_and_revert(ws):
                            capture_output=True, text=True, check=True).stdout
     assert "Reme-Dream-Run: run1" in shown
     assert "digest/wiki/a.md" in shown and "digest/wiki/b.md" in shown and "notes-of-user.md" not in shown
-    gitlog.undo_last_run(ws)
+    gitlog.undo_last_run(NoteStore(ws))
     assert _tree(ws.root) == before
     log = subprocess.run(["git", "-C", str(ws.root), "log", "--format=%s"], capture_output=True, text=True).stdout
     assert log.splitlines()[0].startswith("Revert")

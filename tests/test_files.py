@@ -245,7 +245,7 @@ def test_digest_frontmatter_link_protected(ctx, ws):
 
 
 def test_evidence_rule_is_callable():
-    from reme_cc.memory.evidence import check_digest_evidence
+    from reme_cc.notes.evidence import check_digest_evidence
 
     check_digest_evidence("daily/x.md", "[[a.md]]", "", full_write=True)  # not digest: unchecked
     with pytest.raises(EvidenceError):
@@ -447,7 +447,7 @@ def test_failed_rename_restores_the_links(ws, ctx, monkeypatch):
     def refuse(*_a, **_k):
         raise PermissionError(13, "Permission denied")
 
-    monkeypatch.setattr("reme_cc.tools.files.os.replace", refuse)
+    monkeypatch.setattr("reme_cc.notes.store.os.replace", refuse)
     with pytest.raises(ReMeError, match="nothing was changed"):
         run(ctx, "move", src="digest/wiki/b.md", dst="digest/wiki/c.md")
     assert (ws.root / "digest/wiki/a.md").read_text() == before
@@ -461,10 +461,10 @@ def test_move_killed_before_the_rename_completes_when_run_again(ws, ctx, monkeyp
     def killed(*_a, **_k):
         raise SystemExit("killed")  # not an OSError: nothing is rolled back, as after kill -9
 
-    monkeypatch.setattr("reme_cc.tools.files.os.replace", killed)
+    monkeypatch.setattr("reme_cc.notes.store.os.replace", killed)
     with pytest.raises(SystemExit):
         run(ctx, "move", src="digest/wiki/b.md", dst="digest/wiki/c.md")
-    monkeypatch.setattr("reme_cc.tools.files.os.replace", real_replace)
+    monkeypatch.setattr("reme_cc.notes.store.os.replace", real_replace)
     run(ctx, "move", src="digest/wiki/b.md", dst="digest/wiki/c.md")  # the retry
     assert "[[digest/wiki/c.md#L2|bee]]" in (ws.root / "digest/wiki/a.md").read_text()
     assert (ws.root / "digest/wiki/c.md").exists() and not (ws.root / "digest/wiki/b.md").exists()

@@ -36,6 +36,7 @@ from pydantic import Field
 from ..errors import ConflictError, InvalidInputError, LockedError, NotFoundError, PathError
 from ..tools import Context, Params, ToolResult
 from ..workspace import Workspace, validate_component
+from ..notes.frontmatter import parse_note, render_note, replace_body
 from . import daily, usage
 from ..agent import AgentRun, AgentSpec, agent_tool, describe, load_agent, run_agent_sync
 from .render import Message, format_transcript, has_conversation, local_date, parse_lines, render_entries
@@ -64,13 +65,18 @@ class CardTarget:
 
 @dataclass
 class RecordingContext(Context):
-    """A Context bound to the one card a recorder run may write."""
+    """A Context bound to the one card a recorder run may write. Its index updates wait until the
+    run is over (``pending``): the agent's tool calls stay fast and inside its time budget."""
 
     target: CardTarget | None = None
+    pending: list[str] = field(default_factory=list)
 
     @classmethod
     def of(cls, ctx: Context, target: CardTarget) -> "RecordingContext":
         return cls(ctx.workspace, ctx.config, _index=ctx._index, target=target)
+
+    def changed(self, *paths: str) -> None:
+        self.pending.extend(paths)
 
 
 class DailyWriteParams(Params):
@@ -118,17 +124,13 @@ def _free_path(ws: Workspace, date: str, name: str, mine: str | None) -> str:
     raise ConflictError(f"too many cards named {name!r} on {date}; choose a more specific name")
 
 
-def _card_text(existing: str | None, meta: dict[str, Any], body: str) -> str:
-    from ..notes.frontmatter import merge_frontmatter, parse_note, render_note
-
-    body = body.strip() + "\n"
-    if existing is not None:
-        note = parse_note(existing)
-        if not note.error and note.raw_frontmatter is not None:
-            head = "".join(existing.splitlines(keepends=True)[: note.body_start_line - 1])
-            # keys added by hand (tags, ...) keep their lines; ours are updated in place
-            return merge_frontmatter(head + "\n" + body, meta)
-    return render_note(meta, "\n" + body)
+def card_text(existing: str | None, meta: dict[str, Any], body: str) -> str:
+    """The card's new text: keys added by hand (tags, ...) keep their lines, ours are updated in place,
+    the body is replaced. A block broken by hand cannot be merged; the card is then written anew."""
+    body = "\n" + body.strip() + "\n"
+    if existing is None or parse_note(existing).error:
+        return render_note(meta, body)
+    return replace_body(existing, body, meta)
 
 
 @agent_tool(
@@ -156,22 +158,18 @@ def daily_write(ctx: Context, params: DailyWriteParams) -> DailyWriteResult:
         body += f"\n\n## Source\n\n{link}"
     meta = {"name": title, "description": description, "session_id": target.session_id,
             "source_conversation": link}
-    existing = daily.find_card_by_session(ws, target.session_id, dates=[target.date])
-    old_path = existing.path if existing else None
-    path = _free_path(ws, target.date, name, old_path)
-    old_text = ws.read_bytes(old_path).decode("utf-8", errors="replace") if old_path else None
-    text = _card_text(old_text, meta, body)
-    renamed = None
-    if old_path and old_path != path:
+    notes = ctx.notes
+    with notes.lock():  # find, write and rename as one change: a second recorder never makes a twin
+        existing = daily.find_card_by_session(ws, target.session_id, dates=[target.date])
+        old_path = existing.path if existing else None
+        path = _free_path(ws, target.date, name, old_path)
         # write in place first, then move: each step is atomic and the card is findable (by
         # session_id) after either, so a kill in between leaves a valid card, never two.
-        ws.write_text(old_path, text)
-        from ..tools import all_tools
-
-        all_tools()["move"].run(ctx, {"src": old_path, "dst": path})
-        renamed = old_path
-    else:
-        ws.write_text(path, text)
+        notes.update(old_path or path, lambda old: card_text(old, meta, body))
+        renamed = None
+        if old_path and old_path != path:
+            notes.move(old_path, path)
+            renamed = old_path
     target.written.append(path)
     return DailyWriteResult(path=path, renamed_from=renamed, created=old_path is None)
 
@@ -359,6 +357,7 @@ def _record_pending(ctx: Context, session_id: str, kind: str, spec: AgentSpec, t
         run = run_agent_sync(rctx, spec, _prompt(batch, target, card, ws), tools=["daily_write"], timeout=timeout)
         if ctx._index is None and rctx._index is not None:
             ctx._index = rctx._index  # hand the opened index back to the caller, who closes it
+        _update_index(ctx, rctx.pending)  # what the run wrote is on disk, whatever the run's outcome
         _account(ws, report, run)
         log.info("recorder run %s %s: %s", session_id, batch.date, describe(run))
         if run.error or (run.tool_calls and not target.written):
@@ -369,9 +368,7 @@ def _record_pending(ctx: Context, session_id: str, kind: str, spec: AgentSpec, t
         report.messages += len(batch.messages)
         if target.written:
             card_path = target.written[-1]
-            day = daily.reindex(ws, batch.date)
-            changed = [card_path, day.path] + ([card.path] if card and card.path != card_path else [])
-            _notify(ctx, changed)
+            daily.reindex(ctx.notes, batch.date)
             if card_path not in report.cards:
                 report.cards.append(card_path)
             report.status = "recorded"
@@ -380,22 +377,22 @@ def _record_pending(ctx: Context, session_id: str, kind: str, spec: AgentSpec, t
         _advance(ws, kind, session_id, new, batch.last_line, cursor, recorded=bool(target.written))
 
 
+def _update_index(ctx: Context, paths: list[str]) -> None:
+    """The card is already safe on disk, so an index failure is only logged (the next sync picks the
+    file up)."""
+    try:
+        ctx.changed(*sorted(set(paths)))
+    except Exception as exc:  # noqa: BLE001
+        log.warning("index update after recording failed (%s: %s); `reme-cc reindex` will catch up",
+                    type(exc).__name__, exc)
+
+
 def _account(ws: Workspace, report: RecordReport, run: AgentRun) -> None:
     report.runs += 1
     for k in ("input_tokens", "output_tokens"):
         report.usage[k] += run.usage.get(k, 0)
     usage.add_usage(ws, AGENT, input_tokens=run.usage.get("input_tokens", 0),
                     output_tokens=run.usage.get("output_tokens", 0))
-
-
-def _notify(ctx: Context, paths: list[str]) -> None:
-    """Update the search index; the card is already safe on disk, so an index failure is only logged
-    (the next sync picks the file up)."""
-    try:
-        ctx.changed(*paths)
-    except Exception as exc:  # noqa: BLE001
-        log.warning("index update after recording failed (%s: %s); `reme-cc reindex` will catch up",
-                    type(exc).__name__, exc)
 
 
 def _advance(ws: Workspace, kind: str, session_id: str, entries: list[tuple[int, dict[str, Any]]], line: int,

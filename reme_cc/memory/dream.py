@@ -34,7 +34,7 @@ from ..tools import Context
 from ..workspace import DIGEST_BUCKETS, Workspace
 from . import daily, gitlog, interests
 from .dream_trigger import DREAM_LOCK, STAMP, touch
-from .evidence import link_targets, sources_section
+from ..notes.evidence import link_targets, sources_section
 
 CATALOG = "metadata/dream/catalog.json"
 FILE_CHARS = 12_000  # per changed file, inlined in the extractor prompt
@@ -121,18 +121,14 @@ class DreamSummary:
 
 @dataclass
 class DreamContext(Context):
-    """A Context that records every path written through it (for the change list, git and undo)."""
+    """A Context whose note service records every path changed through it, and its previous content
+    (for the change list, git and undo)."""
 
     recorder: gitlog.ChangeRecorder | None = None
 
-    def changed(self, *paths: str) -> None:
+    def __post_init__(self) -> None:
         if self.recorder is not None:
-            self.recorder.touched(*paths)
-        super().changed(*paths)
-
-    def before_write(self, rel: str) -> None:
-        if self.recorder is not None:
-            self.recorder.before(rel)
+            self.notes.observe(before=self.recorder.before, after=lambda paths: self.recorder.touched(*paths))
 
 
 # ---- the dream catalog ----------------------------------------------------------------------------
@@ -420,11 +416,7 @@ def _write_topics(ctx: DreamContext, opts: DreamOptions, date: str, candidates: 
     previous = interests.previous_topics(ws, date, opts.topic_diversity_days)
     merged = interests.merge_topics(same_day, candidates, previous, opts.topic_count)
     text = interests.render_interests(date, merged, opts.topic_count, opts.topic_diversity_days)
-    target = ws.resolve(rel)
-    if not target.exists() or target.read_text(encoding="utf-8", errors="replace") != text:
-        ctx.before_write(rel)
-        ws.write_text(rel, text)
-        ctx.changed(rel)
+    ctx.notes.put(rel, text)
     return len(merged)
 
 
@@ -432,10 +424,7 @@ def _write_topics(ctx: DreamContext, opts: DreamOptions, date: str, candidates: 
 def _refresh_day_pages(ctx: DreamContext, dates: list[str]) -> None:
     for d in dates:
         if (ctx.workspace.root / "daily" / d).is_dir():
-            rel = daily.index_path(d)
-            ctx.before_write(rel)
-            if daily.reindex(ctx.workspace, d).changed:
-                ctx.changed(rel)
+            daily.reindex(ctx.notes, d)
 
 
 async def run_dream(ctx: Context, opts: DreamOptions | None = None) -> DreamSummary:
@@ -546,7 +535,7 @@ def undo(ctx: Context) -> dict[str, Any]:
     ws = ctx.workspace
     try:
         with ws.lock(DREAM_LOCK, timeout=0):
-            run = gitlog.undo_last_run(ws)
+            run = gitlog.undo_last_run(ctx.notes)
             catalog = load_catalog(ws)
             for rel, old in (run.get("catalog_before") or {}).items():
                 if old is None:
@@ -554,8 +543,6 @@ def undo(ctx: Context) -> dict[str, Any]:
                 else:
                     catalog[rel] = old
             save_catalog(ws, catalog)
-            paths = [c["path"] for c in run["changes"]]
-            ctx.changed(*paths)
             return run
     except LockedError:
         raise LockedError("a dream is running; wait for it to finish before --undo") from None

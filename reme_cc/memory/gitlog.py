@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConflictError, NotFoundError, ReMeError
+from ..notes.store import NoteStore
 from ..workspace import Workspace
 
 RUNS_DIR = "metadata/dream"
@@ -174,10 +175,11 @@ def list_runs(ws: Workspace) -> list[dict[str, Any]]:
     return runs
 
 
-def undo_last_run(ws: Workspace) -> dict[str, Any]:
-    """Revert the latest dream run that changed something and was not undone yet.
-
-    Refuses (ConflictError) when any file it changed was changed again since. Returns the record."""
+def undo_last_run(notes: NoteStore) -> dict[str, Any]:
+    """Revert the latest dream run that changed something and was not undone yet, through the note
+    service (notes lock, index update). Refuses (ConflictError) when any file it changed was changed
+    again since. Returns the record."""
+    ws = notes.ws
     runs = [r for r in list_runs(ws) if r.get("changes") and not r.get("undone")]
     if not runs:
         raise NotFoundError("no dream run to undo: no recorded dream changed anything (or all were undone)")
@@ -189,21 +191,18 @@ def undo_last_run(ws: Workspace) -> dict[str, Any]:
             "undo those edits first or revert by hand"
         )
     commit = run.get("commit")
-    if commit and is_git_repo(ws):
-        proc = _git(ws.root, "revert", "--no-edit", commit, check=False)
-        if proc.returncode != 0:
-            _git(ws.root, "revert", "--abort", check=False)
-            raise ConflictError(f"git revert of dream commit {commit[:10]} failed: "
-                                f"{(proc.stderr or proc.stdout).strip().splitlines()[-1:]}; revert it by hand")
-    else:
-        for ch in run["changes"]:
-            if ch["before_sha"] is None:
-                with_path = ws.resolve(ch["path"])
-                if with_path.exists():
-                    with_path.unlink()
-            else:
-                data = ws.read_bytes(f"{RUNS_DIR}/{run['run']}/before/{ch['path']}")
-                ws.write_bytes(ch["path"], data)
+    with notes.lock():
+        if commit and is_git_repo(ws):
+            proc = _git(ws.root, "revert", "--no-edit", commit, check=False)
+            if proc.returncode != 0:
+                _git(ws.root, "revert", "--abort", check=False)
+                raise ConflictError(f"git revert of dream commit {commit[:10]} failed: "
+                                    f"{(proc.stderr or proc.stdout).strip().splitlines()[-1:]}; revert it by hand")
+            notes.announce([ch["path"] for ch in run["changes"]])
+        else:
+            for ch in run["changes"]:
+                before = None if ch["before_sha"] is None else ws.read_bytes(f"{RUNS_DIR}/{run['run']}/before/{ch['path']}")
+                notes.restore(ch["path"], before)
     run["undone"] = _dt.datetime.now().isoformat(timespec="seconds")
     ws.write_text(run_record_path(run["run"]), json.dumps(run, ensure_ascii=False, indent=2))
     return run

@@ -293,8 +293,7 @@ async def sync_resources(
                 path = _unique_card_path(ctx, res.date, card_filename(name), taken)
                 report.created.append(path)
             taken.add(path)
-            _record_before(ctx, path)
-            ws.write_text(path, card)
+            ctx.notes.put(path, card)
             if res.kind != "text":
                 report.listed.append(res.path)
             entries[res.path] = {"card": path, "sha256": res.sha256}
@@ -305,25 +304,13 @@ async def sync_resources(
             if target.is_file():
                 meta = parse_note(target.read_text(encoding="utf-8", errors="replace")).meta
                 if _target_of(meta.get("source_resource")) == rel:  # never delete a card the user repurposed
-                    _record_before(ctx, card)
-                    target.unlink()
+                    ctx.notes.delete(card)
                     report.removed.append(card)
                     days.add(daily.date_of(card) or today)
         save_catalog(ctx, entries)
-        index_pages = []
         for day in sorted(days):
-            _record_before(ctx, daily.index_path(day))
-            if daily.reindex(ws, day).changed:
-                index_pages.append(daily.index_path(day))
-        ctx.changed(*report.changed_paths, *index_pages)
+            daily.reindex(ctx.notes, day)
     return report
-
-
-def _record_before(ctx: Context, rel: str) -> None:
-    """Let a dream's change recorder keep the previous content (for undo)."""
-    hook = getattr(ctx, "before_write", None)
-    if hook is not None:
-        hook(rel)
 
 
 # ---- CLI ----------------------------------------------------------------------------------------

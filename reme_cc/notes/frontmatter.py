@@ -19,7 +19,8 @@ import yaml
 
 from ..errors import InvalidInputError
 
-__all__ = ["Note", "parse_note", "merge_frontmatter", "render_note", "render_value", "split_frontmatter", "keep_lines"]
+__all__ = ["Note", "parse_note", "merge_frontmatter", "replace_body", "render_note", "render_value", "split_frontmatter",
+           "keep_lines"]
 
 
 class _Loader(yaml.SafeLoader):
@@ -270,3 +271,12 @@ def merge_frontmatter(text: str, updates: dict[str, Any], delete: Iterable[str] 
     if opening.endswith("\r\n"):  # keep a CRLF file CRLF (rendered entries come out with LF)
         block = re.sub(r"(?<!\r)\n", "\r\n", block)
     return opening + block + closing + body
+
+
+def replace_body(text: str, body: str, updates: dict[str, Any] | None = None) -> str:
+    """``text`` with its body replaced by ``body`` and ``updates`` merged into its frontmatter (a new
+    block when it has none). The block ends at the character offset ``split_frontmatter`` finds, never
+    at a count of ``str.splitlines()`` lines (which splits at U+2028, U+0085, \x1c … too): the one way
+    to "keep the frontmatter, replace the body"."""
+    raw, _, _, end = split_frontmatter(text)
+    return merge_frontmatter((text[:end] if raw is not None else "") + body, updates or {})

@@ -8,18 +8,15 @@ schema is the MCP input schema; its fields become CLI options) and ``result`` is
 
 from __future__ import annotations
 
-import threading
-from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Generic, TypeVar
+from dataclasses import dataclass
+from typing import Any, Callable, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from ..config import Config
 from ..errors import InvalidInputError
-from ..workspace import Workspace
+from ..memory.context import Context
 
-if TYPE_CHECKING:  # pragma: no cover
-    from ..index import Index
+__all__ = ["Context", "Params", "ToolResult", "TextResult", "Tool", "REGISTRY", "tool", "all_tools"]
 
 
 class Params(BaseModel):
@@ -56,8 +53,6 @@ class Tool(Generic[P]):
     idempotent: bool = False
     # CLI: names of params given positionally, in order (``reme-cc move SRC DST``)
     positional: tuple[str, ...] = ()
-    # changes notes: runs under the workspace's notes lock (read-modify-write without lost updates)
-    changes_notes: bool = False
 
     def validate(self, arguments: dict[str, Any] | None) -> P:
         try:
@@ -67,10 +62,7 @@ class Tool(Generic[P]):
 
     def run(self, ctx: "Context", arguments: dict[str, Any] | P | None) -> ToolResult:
         params = arguments if isinstance(arguments, self.params) else self.validate(arguments)  # type: ignore[arg-type]
-        if not self.changes_notes:
-            return self.fn(ctx, params)  # type: ignore[arg-type]
-        with ctx.workspace.notes_lock():
-            return self.fn(ctx, params)  # type: ignore[arg-type]
+        return self.fn(ctx, params)  # type: ignore[arg-type]  (changes take the notes lock in the note service)
 
     @property
     def cli_name(self) -> str:
@@ -89,13 +81,10 @@ def tool(
     idempotent: bool = False,
     positional: tuple[str, ...] = (),
     registry: dict[str, Tool[Any]] | None = None,
-    changes_notes: bool | None = None,
 ) -> Callable[[Callable[["Context", P], ToolResult]], Callable[["Context", P], ToolResult]]:
     """Register ``fn`` as a tool (in ``REGISTRY`` unless another ``registry`` is given, e.g. the memory
-    agents' own tools). The params model is taken from its second argument's annotation.
-    ``changes_notes`` defaults to ``not read_only``."""
+    agents' own tools). The params model is taken from its second argument's annotation."""
     target = REGISTRY if registry is None else registry
-    serialise = (not read_only) if changes_notes is None else changes_notes
 
     def decorate(fn: Callable[["Context", P], ToolResult]) -> Callable[["Context", P], ToolResult]:
         import typing
@@ -106,8 +95,7 @@ def tool(
             raise TypeError(f"tool {name}: the second argument must be named `params` and typed as a Params model")
         if name in target:
             raise ValueError(f"tool {name} registered twice")
-        target[name] = Tool(name, description.strip(), params_type, fn, read_only, destructive, idempotent, positional,
-                            serialise)
+        target[name] = Tool(name, description.strip(), params_type, fn, read_only, destructive, idempotent, positional)
         return fn
 
     return decorate
@@ -122,44 +110,6 @@ def format_validation_error(exc: ValidationError) -> str:
             msg = "unknown argument"
         parts.append(f"{loc}: {msg}")
     return "; ".join(parts)
-
-
-@dataclass
-class Context:
-    """What a tool runs against: the workspace, its settings and (lazily) its index."""
-
-    workspace: Workspace
-    config: Config = field(default_factory=Config)
-    _index: "Index | None" = None
-    _lock: threading.Lock = field(default_factory=threading.Lock)
-
-    @classmethod
-    def open(cls, root: str | None = None, config: Config | None = None) -> "Context":
-        ws = Workspace(root)
-        return cls(ws, config or Config.load(ws.root))
-
-    @property
-    def index(self) -> "Index":
-        with self._lock:
-            if self._index is None:
-                from ..index import Index
-
-                self._index = Index(self.workspace, self.config)
-            return self._index
-
-    @property
-    def has_index(self) -> bool:
-        return self._index is not None
-
-    def changed(self, *paths: str) -> None:
-        """Tell the index that these workspace paths were written, moved or deleted."""
-        if paths:
-            self.index.update_paths(list(paths))
-
-    def close(self) -> None:
-        if self._index is not None:
-            self._index.close()
-            self._index = None
 
 
 def all_tools() -> dict[str, Tool[Any]]:

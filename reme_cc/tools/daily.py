@@ -6,7 +6,6 @@ from pydantic import Field
 
 from ..memory import daily as day
 from . import Context, Params, ToolResult, tool
-from .files import notify_changed
 
 
 class DateParams(Params):
@@ -70,9 +69,8 @@ def _info(cards: list[day.DailyCard]) -> list[DailyCardInfo]:
 )
 def daily_create(ctx: Context, params: DateParams) -> DailyCreateResult:
     date = day.validate_date(params.date)
-    result = day.ensure_index(ctx.workspace, date)
-    note = notify_changed(ctx, result.path) if result.created else None
-    return DailyCreateResult(date=date, path=result.path, created=result.created, notes=[note] if note else [])
+    result = day.ensure_index(ctx.notes, date)
+    return DailyCreateResult(date=date, path=result.path, created=result.created, notes=list(result.notes))
 
 
 @tool(
@@ -101,7 +99,6 @@ def daily_list(ctx: Context, params: DateParams) -> DailyListResult:
 )
 def daily_reindex(ctx: Context, params: DateParams) -> DailyReindexResult:
     date = day.validate_date(params.date)
-    result = day.reindex(ctx.workspace, date)
-    note = notify_changed(ctx, result.path) if result.changed else None
+    result = day.reindex(ctx.notes, date)
     return DailyReindexResult(date=date, path=result.path, cards=len(result.cards), changed=result.changed,
-                              notes=[note] if note else [])
+                              notes=list(result.notes))

@@ -1,8 +1,8 @@
 """File tools: read, write, edit, move, delete, list, stat, frontmatter_*, read_image.
 
-Every path is workspace-relative POSIX and goes through ``Workspace`` (safe resolution, atomic
-writes). After any change the index is told with ``ctx.changed``. Digest nodes are guarded by
-``memory.evidence.check_digest_evidence`` so an edit can never silently drop a Sources link.
+Thin adapters: reading is done here; every change (write, edit, move, delete, frontmatter_update/delete)
+is one call of the note service (``ctx.notes``, notes/store.py), which owns the notes lock, the path
+policy, the evidence rule, merges, atomic writes and the index update.
 """
 
 from __future__ import annotations
@@ -10,44 +10,28 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import os
-import shutil
 from pathlib import Path
 from typing import Any, Iterator, Literal
 
 from pydantic import Field
 
-from ..errors import ConflictError, InvalidInputError, NotFoundError, PathError, ReMeError
-from ..memory.evidence import check_digest_evidence
-from ..notes.frontmatter import merge_frontmatter, parse_note, render_note
-from ..notes.wikilinks import parse_links, rewrite_links
-from ..workspace import LAYERS, Workspace
+from ..errors import InvalidInputError, NotFoundError
+from ..notes.frontmatter import parse_note
+from ..notes.store import EDIT_MAX_BYTES, MARKDOWN_EXTS
+from ..notes.store import size_text as _size
+from ..notes.text import looks_binary
+from ..workspace import Workspace
 from . import Context, Params, ToolResult, tool
 
 READ_MAX_BYTES = 256 * 1024  # one read returns at most this much text; page with start_line/end_line
 READ_MAX_LINE_CHARS = 20_000  # a single longer line is cut (minified JSON, base64 blobs)
-EDIT_MAX_BYTES = 8 * 1024 * 1024  # edit/frontmatter tools load the whole file
 IMAGE_MAX_BYTES = 5 * 1024 * 1024
 LIST_DEFAULT_LIMIT = 200
-# Folders that hold derived or agent state, not memory: never written through the file tools and
-# skipped by recursive listings and link rewriting.
-SYSTEM_DIRS = ("metadata", "mem_session")
-# Folders whose removal or renaming would break the workspace layout.
-PROTECTED_DIRS = frozenset(LAYERS) | {"session", "digest", ""}
-MARKDOWN_EXTS = (".md", ".markdown")
+# derived state, not memory: skipped by recursive listings of the root
+SYSTEM_DIRS = ("metadata",)
 
 
 # ---- helpers --------------------------------------------------------------------------------------
-def _writable(ws: Workspace, rel: str) -> str:
-    """Normalise a path that a tool will change; refuse the derived/system folders."""
-    norm = ws.normalize(rel)
-    # casefolded: on a case-insensitive filesystem (macOS, Windows) METADATA/ *is* metadata/
-    if norm.split("/", 1)[0].casefold() in SYSTEM_DIRS:
-        raise PathError(f"{norm} is inside {norm.split('/', 1)[0]}/ (derived state, rebuilt automatically); refused")
-    if any(part.startswith(".") for part in norm.split("/")):
-        raise PathError(f"{norm}: hidden files and folders (starting with '.') are not memory; refused")
-    return norm
-
-
 def _existing_file(ws: Workspace, rel: str) -> tuple[str, Path]:
     norm = ws.normalize(rel)
     path = ws.resolve(norm)
@@ -58,65 +42,13 @@ def _existing_file(ws: Workspace, rel: str) -> tuple[str, Path]:
     return norm, path
 
 
-def _is_binary(sample: bytes) -> bool:
-    """NUL bytes, or mostly undecodable bytes, mean binary; a few bad bytes are just damaged text."""
-    if b"\x00" in sample:
-        return True
-    if not sample:
-        return False
-    text = sample.decode("utf-8", errors="replace")
-    # a multi-byte char cut at the sample end is not damage
-    bad = text[:-1].count("\ufffd") if text.endswith("\ufffd") else text.count("\ufffd")
-    return bad > max(8, len(text) // 10)
-
-
 def _binary_error(norm: str) -> InvalidInputError:
     hint = "use read_image" if _image_mime(norm, b"") else "use stat to inspect it"
     return InvalidInputError(f"{norm} is a binary file, not text; {hint}")
 
 
-def _load_text(ws: Workspace, rel: str, *, what: str) -> tuple[str, Path, str]:
-    """(path, abs path, text) of an existing UTF-8 text file small enough to rewrite whole.
-
-    Invalid UTF-8 is refused here: rewriting it with replacement characters would lose bytes."""
-    norm, path = _existing_file(ws, rel)
-    size = path.stat().st_size
-    if size > EDIT_MAX_BYTES:
-        raise InvalidInputError(f"{norm} is {_size(size)}; {what} works on files up to {_size(EDIT_MAX_BYTES)}")
-    data = ws.read_bytes(norm)
-    if _is_binary(data[:8192]):
-        raise _binary_error(norm)
-    try:
-        return norm, path, data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise InvalidInputError(
-            f"{norm} is not valid UTF-8 (byte {exc.start}); {what} would corrupt it — fix the encoding first"
-        ) from None
-
-
-def _size(n: int) -> str:
-    for unit in ("B", "KB", "MB", "GB"):
-        if n < 1024 or unit == "GB":
-            return f"{n} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024  # type: ignore[assignment]
-    return f"{n} B"
-
-
 def _mtime(ts: float) -> str:
     return dt.datetime.fromtimestamp(ts).isoformat(timespec="seconds")
-
-
-def notify_changed(ctx: Context, *paths: str) -> str | None:
-    """Tell the index; the file change already happened, so an index problem is a note, not a failure."""
-    try:
-        ctx.changed(*sorted(set(paths)))
-    except ReMeError as exc:
-        return f"note: the search index was not updated ({exc}); it will catch up on the next sync"
-    return None
-
-
-def _files_under(root: Path) -> list[Path]:
-    return sorted(p for p in root.rglob("*") if p.is_file() or p.is_symlink()) if root.is_dir() else [root]
 
 
 # ---- read -----------------------------------------------------------------------------------------
@@ -191,7 +123,7 @@ def read(ctx: Context, params: ReadParams) -> ReadResult:
     size = path.stat().st_size
     with open(path, "rb") as fh:
         head = fh.read(8192)
-    if _is_binary(head):
+    if looks_binary(head):
         raise _binary_error(norm)
     total = _count_lines(path, size)
     start = params.start_line or 1
@@ -283,42 +215,8 @@ def _frontmatter_updates(params: WriteParams) -> dict[str, Any]:
     positional=("path",),
 )
 def write(ctx: Context, params: WriteParams) -> WriteResult:
-    ws = ctx.workspace
-    norm = _writable(ws, params.path)
-    if not norm.endswith(".md"):
-        raise InvalidInputError(f"write creates Markdown notes only: {norm} must end in .md")
-    target = ws.resolve(norm)
-    if target.is_dir():
-        raise InvalidInputError(f"{norm} is a folder; choose a file path ending in .md")
-    content = params.content
-    if "\x00" in content:
-        raise InvalidInputError("content contains NUL bytes; a Markdown note must be text")
-    incoming = parse_note(content) if content.startswith("---") else None
-    if incoming is not None and incoming.error:
-        raise InvalidInputError(f"the frontmatter at the top of content is not valid YAML ({incoming.error}); fix it")
-    updates = {**(incoming.meta if incoming else {}), **_frontmatter_updates(params)}
-    body = incoming.body if incoming and incoming.raw_frontmatter is not None else content
-    old: str | None = None
-    if target.exists():
-        norm, _, old = _load_text(ws, norm, what="write")
-        existing = parse_note(old)
-        if existing.error:
-            raise InvalidInputError(
-                f"{norm} has broken frontmatter YAML ({existing.error}); fix it with edit (or delete the file) "
-                "before overwriting, so its keys are not lost"
-            )
-        if existing.raw_frontmatter is not None:
-            head = "".join(old.splitlines(keepends=True)[: existing.body_start_line - 1])
-            new = merge_frontmatter(head + body, updates) if updates else head + body
-        else:
-            new = render_note(updates, body) if updates else body
-    else:
-        new = render_note(updates, body) if updates else body
-    check_digest_evidence(norm, old, new, full_write=True)
-    data = new.encode("utf-8")
-    ws.write_bytes(norm, data)
-    note = notify_changed(ctx, norm)
-    return WriteResult(path=norm, created=old is None, bytes=len(data), notes=[note] if note else [])
+    done = ctx.notes.write_note(params.path, params.content, _frontmatter_updates(params))
+    return WriteResult(path=done.path, created=done.created, bytes=done.bytes, notes=done.notes)
 
 
 # ---- edit -----------------------------------------------------------------------------------------
@@ -346,39 +244,8 @@ class EditResult(ToolResult):
     positional=("path",),
 )
 def edit(ctx: Context, params: EditParams) -> EditResult:
-    ws = ctx.workspace
-    norm = _writable(ws, params.path)
-    if params.old_text == "":
-        raise InvalidInputError("old_text is empty: give the exact text to replace")
-    if "\x00" in params.new_text:
-        raise InvalidInputError("new_text contains NUL bytes; the file must stay text")
-    if params.old_text == params.new_text:
-        raise InvalidInputError("old_text and new_text are the same; nothing to change")
-    norm, _, text = _load_text(ws, norm, what="edit")
-    old_s, new_s = params.old_text, params.new_text
-    if old_s not in text and "\r\n" in text and "\n" in old_s:  # the file uses CRLF; read shows LF
-        old_s, new_s = old_s.replace("\r\n", "\n").replace("\n", "\r\n"), new_s.replace("\r\n", "\n").replace("\n", "\r\n")
-    count = text.count(old_s)
-    if count == 0:
-        raise InvalidInputError(f"old_text was not found in {norm}; read the file and copy the exact text")
-    if count > 1 and not params.replace_all:
-        lines = sorted({text.count("\n", 0, i) + 1 for i in _find_all(text, old_s)})
-        raise ConflictError(
-            f"old_text occurs {count} times in {norm} (lines {', '.join(map(str, lines[:10]))}); "
-            "add surrounding text to make it unique, or set replace_all"
-        )
-    new = text.replace(old_s, new_s)
-    check_digest_evidence(norm, text, new, full_write=False)
-    ws.write_text(norm, new)
-    note = notify_changed(ctx, norm)
-    return EditResult(path=norm, replacements=count, notes=[note] if note else [])
-
-
-def _find_all(text: str, sub: str) -> Iterator[int]:
-    i = text.find(sub)
-    while i >= 0:
-        yield i
-        i = text.find(sub, i + len(sub))
+    done, count = ctx.notes.replace_text(params.path, params.old_text, params.new_text, replace_all=params.replace_all)
+    return EditResult(path=done.path, replacements=count, notes=done.notes)
 
 
 # ---- move -----------------------------------------------------------------------------------------
@@ -407,42 +274,6 @@ class MoveResult(ToolResult):
         return "\n".join(out + self.notes)
 
 
-def linking_sources(ctx: Context, targets: set[str], prefix: str | None = None) -> tuple[list[str], set[str]]:
-    """Markdown files whose wikilinks point at ``targets`` (or into the folder ``prefix``), from the link
-    index, synced first so edits made outside reme count; and the written targets of those links
-    (short forms like ``[[光伏产业链]]`` that resolved to a target included)."""
-    index = ctx.index
-    index.sync()
-    links = [link for t in targets for link in index.inbound_links(t)]
-    if prefix:
-        links += index.inbound_links(prefix, prefix=True)
-    sources = sorted({link.source for link in links if link.source.endswith(MARKDOWN_EXTS)})
-    return sources, {link.target for link in links}
-
-
-def rewrite_links_in_files(ws: Workspace, sources: list[str], retarget: Any) -> tuple[list[str], int]:
-    """Apply ``retarget`` (old target -> new target or None) to every wikilink of ``sources``.
-    Decoding uses surrogateescape so a file with a few invalid bytes is rewritten without loss."""
-    changed, total = [], 0
-    for rel in sources:
-        try:
-            data = ws.read_bytes(rel)
-        except ReMeError:
-            continue  # deleted meanwhile
-        text = data.decode("utf-8", errors="surrogateescape")
-        new, n = rewrite_links(text, retarget)
-        if n and new != text:
-            ws.write_bytes(rel, new.encode("utf-8", errors="surrogateescape"))
-            changed.append(rel)
-            total += n
-    return changed, total
-
-
-def _check_movable(norm: str, what: str) -> None:
-    if norm.casefold() in PROTECTED_DIRS:  # DAILY is daily/ on a case-insensitive filesystem
-        raise PathError(f"{norm}/ is a workspace layer folder; it cannot be {what}")
-
-
 @tool(
     "move",
     "Move or rename a file or folder in the ReMe workspace. By default every [[wikilink]] pointing at it "
@@ -452,61 +283,9 @@ def _check_movable(norm: str, what: str) -> None:
     positional=("src", "dst"),
 )
 def move(ctx: Context, params: MoveParams) -> MoveResult:
-    ws = ctx.workspace
-    src, dst = _writable(ws, params.src), _writable(ws, params.dst)
-    _check_movable(src, "moved")
-    _check_movable(dst, "replaced")
-    src_abs, dst_abs = ws.resolve(src), ws.resolve(dst)
-    if not src_abs.exists() and not src_abs.is_symlink():
-        raise NotFoundError(f"{src} does not exist; use list to see what is there")
-    if src == dst:
-        raise InvalidInputError("src and dst are the same path")
-    is_dir = src_abs.is_dir()
-    if is_dir and (dst + "/").startswith(src + "/"):
-        raise InvalidInputError(f"cannot move folder {src} into itself ({dst})")
-    if dst_abs.exists():
-        if is_dir or dst_abs.is_dir():
-            raise ConflictError(f"{dst} already exists; folders are never merged or replaced — choose a new path")
-        if not params.overwrite:
-            raise ConflictError(f"{dst} already exists; set overwrite to replace it, or choose another path")
-    moved = [ws.relpath(p) for p in _files_under(src_abs)]
-    # asked before the move: afterwards short forms like [[光伏产业链]] would no longer resolve to src
-    sources, written = linking_sources(ctx, {src}, src if is_dir else None) if params.rewrite_links else ([], set())
-    short_forms = {t for t in written if t != src and not t.startswith(src + "/")}
-
-    def retarget(target: str) -> str | None:
-        if target == src:
-            return dst
-        if is_dir and target.startswith(src + "/"):
-            return dst + target[len(src):]
-        if target in short_forms:
-            return dst
-        return None
-
-    def restore(target: str) -> str | None:
-        if target == dst:
-            return src
-        if is_dir and target.startswith(dst + "/"):
-            return src + target[len(dst):]
-        return None
-
-    # Links first, rename last: a move killed in between is completed by running it again (the
-    # rewritten links already name dst), while renaming first would leave links a retry cannot fix.
-    changed, total = rewrite_links_in_files(ws, sources, retarget)
-    try:
-        dst_abs.parent.mkdir(parents=True, exist_ok=True)
-        os.replace(src_abs, dst_abs)
-    except OSError as exc:
-        rewrite_links_in_files(ws, changed, restore)
-        raise ReMeError(f"cannot move {src} to {dst}: {exc.strerror or exc} (nothing was changed)") from None
-    new_paths = [dst + p[len(src):] for p in moved]
-    # a linking file may itself have moved (a note inside the moved folder, or the file linking itself)
-    changed = [retarget(c) or c for c in changed]
-    note = notify_changed(ctx, *moved, *new_paths, *changed)
-    return MoveResult(
-        src=src, dst=dst, moved_files=len(moved), links_rewritten=total, changed_files=changed,
-        notes=[note] if note else [],
-    )
+    done = ctx.notes.move(params.src, params.dst, overwrite=params.overwrite, rewrite=params.rewrite_links)
+    return MoveResult(src=done.src, dst=done.dst, moved_files=done.moved_files, links_rewritten=done.links_rewritten,
+                      changed_files=done.changed_files, notes=done.notes)
 
 
 # ---- delete ---------------------------------------------------------------------------------------
@@ -538,22 +317,6 @@ class DeleteResult(ToolResult):
         return "\n".join(out)
 
 
-def inbound_links_in(ws: Workspace, sources: list[str], targets: set[str], prefix: str | None = None) -> list[InboundLink]:
-    """The wikilinks of ``sources`` that point at one of ``targets`` (or under ``prefix/``), as they
-    read in the files now."""
-    found = []
-    for rel in sources:
-        try:
-            text = ws.read_bytes(rel).decode("utf-8", errors="replace")
-        except ReMeError:
-            continue
-        for link in parse_links(text):
-            t = link.target
-            if t in targets or (prefix and t.startswith(prefix + "/")):
-                found.append(InboundLink(source=rel, line=link.line, target=t, link=text[link.start : link.end]))
-    return found
-
-
 @tool(
     "delete",
     "Delete a file or folder from the ReMe workspace. Returns the [[wikilinks]] in other notes that still "
@@ -563,35 +326,15 @@ def inbound_links_in(ws: Workspace, sources: list[str], targets: set[str], prefi
     positional=("path",),
 )
 def delete(ctx: Context, params: DeleteParams) -> DeleteResult:
-    ws = ctx.workspace
-    norm = _writable(ws, params.path)
-    _check_movable(norm, "deleted")
-    target = ws.resolve(norm)
-    if not target.exists() and not target.is_symlink():
-        raise NotFoundError(f"{norm} does not exist; nothing was deleted")
-    is_dir = target.is_dir() and not target.is_symlink()
-    files = [ws.relpath(p) for p in _files_under(target)] if is_dir else [norm]
-    if is_dir and files and not params.recursive:
-        raise ConflictError(f"{norm} is a folder with {len(files)} file(s); set recursive to delete it and everything inside")
-    gone = set(files)
-    sources, written = linking_sources(ctx, gone | {norm}, norm if is_dir else None)
-    try:
-        if is_dir:
-            shutil.rmtree(target)
-        else:
-            target.unlink()
-    except OSError as exc:
-        raise ReMeError(f"cannot delete {norm}: {exc.strerror or exc}") from None
-    inbound = inbound_links_in(ws, [s for s in sources if s not in gone], written | gone | {norm},
-                               prefix=norm if is_dir else None)
-    notify_changed(ctx, *files)
-    return DeleteResult(path=norm, deleted_files=files, inbound_links=inbound)
+    done = ctx.notes.delete(params.path, recursive=params.recursive)
+    inbound = [InboundLink(source=b.source, line=b.line, target=b.target, link=b.link) for b in done.dangling]
+    return DeleteResult(path=done.path, deleted_files=done.deleted_files, inbound_links=inbound)
 
 
 # ---- list -----------------------------------------------------------------------------------------
 class ListParams(Params):
     path: str = Field("", description="Workspace-relative folder to list; empty for the workspace root")
-    recursive: bool = Field(False, description="Include files in sub-folders (metadata/ and mem_session/ are skipped unless listed directly)")
+    recursive: bool = Field(False, description="Include files in sub-folders (metadata/ is skipped unless listed directly)")
     sort: Literal["name", "mtime"] = Field("name", description="Order by path name, or by modification time (newest first)")
     ext: list[str] | None = Field(None, description="Only files with these extensions, e.g. ['md', 'jsonl']")
     limit: int = Field(LIST_DEFAULT_LIMIT, ge=1, le=10_000, description="Maximum number of entries")
@@ -747,7 +490,7 @@ def stat(ctx: Context, params: PathParams) -> StatResult:
     with open(p, "rb") as fh:
         head = fh.read(8192)
     mime = _image_mime(norm, head)
-    if _is_binary(head):
+    if looks_binary(head):
         return StatResult(type="file", binary=True, mime_type=mime or "application/octet-stream", **base)
     result = StatResult(type="file", binary=False, lines=_count_lines(p, st.st_size),
                         mime_type=mime or _text_mime(norm), **base)
@@ -818,7 +561,7 @@ def frontmatter_read(ctx: Context, params: PathParams) -> FrontmatterResult:
     norm, path = _existing_file(ctx.workspace, params.path)
     with open(path, "rb") as fh:
         head = fh.read(EDIT_MAX_BYTES)
-    if _is_binary(head[:8192]):
+    if looks_binary(head[:8192]):
         raise _binary_error(norm)
     return _frontmatter_result(norm, head.decode("utf-8", errors="replace"))
 
@@ -834,15 +577,8 @@ class FrontmatterDeleteParams(Params):
 
 
 def _change_frontmatter(ctx: Context, path: str, updates: dict[str, Any], delete: list[str]) -> FrontmatterResult:
-    ws = ctx.workspace
-    norm = _writable(ws, path)
-    norm, _, text = _load_text(ws, norm, what="frontmatter changes")
-    new = merge_frontmatter(text, updates, delete)  # InvalidInputError on broken YAML: nothing written
-    check_digest_evidence(norm, text, new, full_write=False)
-    if new != text:
-        ws.write_text(norm, new)
-        notify_changed(ctx, norm)
-    return _frontmatter_result(norm, new)
+    done, text = ctx.notes.update_frontmatter(path, updates, delete)
+    return _frontmatter_result(done.path, text)
 
 
 @tool(

@@ -72,7 +72,6 @@ def run_reindex(ctx: Context, progress: Callable[[int, int], None] | None = None
     "cache is kept, keyed by content). Use after bulk edits outside ReMe or if search looks wrong.",
     destructive=False,
     idempotent=True,
-    changes_notes=False,  # rebuilds only metadata/; the index has its own writer lock
 )
 def reindex(ctx: Context, params: NoParams) -> ReindexResult:
     return run_reindex(ctx)

@@ -597,7 +597,7 @@ def scenario_dream(root: Path, scratch: Path, rng: random.Random, api: Any, *, h
     from support.claude_cli import sdk_env
     from support.dream_script import create_plan, extractor_turn, script_dream
 
-    from reme_cc.memory.evidence import link_targets, sources_section
+    from reme_cc.notes.evidence import link_targets, sources_section
 
     tag = rng.randrange(10 ** 6)
     date = "2026-06-20"

@@ -7,8 +7,8 @@ material and its links to other digest nodes. So:
 * a full write of a ``digest/`` file (new or overwrite) must carry a ``## Sources`` section that links
   at least one ``daily/``, ``resource/`` or ``session/`` path.
 
-``check_digest_evidence`` is the one place this rule lives; file tools, dream and anything else that
-writes digest nodes call it before writing.
+``check_digest_evidence`` is the one place this rule lives; the note service (notes/store.py) calls
+it for every way into ``digest/`` (write, edit, frontmatter changes, move).
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 
 from ..errors import EvidenceError
-from ..notes.wikilinks import parse_links
+from .wikilinks import parse_links
 
 SOURCE_LAYERS = ("daily/", "resource/", "session/")
 _HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)[ \t#]*$")

@@ -1,0 +1,73 @@
+"""What every operation runs against: the workspace, its settings, its index (opened lazily) and its
+note service, wired together here — the lowest layer that knows both the notes and the index."""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from ..config import Config
+from ..notes.store import MARKDOWN_EXTS, NoteStore
+from ..workspace import Workspace
+
+if TYPE_CHECKING:  # pragma: no cover
+    from ..index import Index
+
+
+@dataclass
+class Context:
+    workspace: Workspace
+    config: Config = field(default_factory=Config)
+    _index: "Index | None" = None
+    _lock: threading.Lock = field(default_factory=threading.Lock)
+    _notes: NoteStore | None = None
+
+    @classmethod
+    def open(cls, root: str | None = None, config: Config | None = None) -> "Context":
+        ws = Workspace(root)
+        return cls(ws, config or Config.load(ws.root))
+
+    @property
+    def index(self) -> "Index":
+        with self._lock:
+            if self._index is None:
+                from ..index import Index  # lazy, downward: opening the index costs a database
+
+                self._index = Index(self.workspace, self.config)
+            return self._index
+
+    @property
+    def has_index(self) -> bool:
+        return self._index is not None
+
+    @property
+    def notes(self) -> NoteStore:
+        """The note service every change goes through; its changes update this Context's index."""
+        with self._lock:
+            if self._notes is None:
+                self._notes = NoteStore(self.workspace, backlinks=self._backlinks)
+                self._notes.observe(after=lambda paths: self.changed(*paths))
+            return self._notes
+
+    def changed(self, *paths: str) -> None:
+        """Tell the index that these workspace paths were written, moved or deleted."""
+        if paths:
+            self.index.update_paths(list(paths))
+
+    def _backlinks(self, targets: set[str], prefix: str | None) -> tuple[list[str], set[str]]:
+        """Markdown files whose wikilinks point at ``targets`` (or into the folder ``prefix``), from the
+        link index, synced first so edits made outside reme count; and the written targets of those
+        links (short forms like ``[[光伏产业链]]`` that resolved to a target included)."""
+        index = self.index
+        index.sync()
+        links = [link for t in targets for link in index.inbound_links(t)]
+        if prefix:
+            links += index.inbound_links(prefix, prefix=True)
+        sources = sorted({link.source for link in links if link.source.endswith(MARKDOWN_EXTS)})
+        return sources, {link.target for link in links}
+
+    def close(self) -> None:
+        if self._index is not None:
+            self._index.close()
+            self._index = None
