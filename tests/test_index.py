@@ -43,12 +43,12 @@ def counts(index: Index) -> dict:
 def test_sync_add_modify_delete_rename(ws, idx):
     ws.write_text("digest/wiki/a.md", note("Alpha", "first", "# A\nalpha content about zebras"))
     ws.write_text("daily/2026-06-20/b.md", note("Beta", "second", "beta content [[digest/wiki/a.md]]"))
-    (ws.root / "resource" / "r.pdf").write_bytes(b"%PDF-1.4 binary")
+    (ws.root / "resource" / "r.zip").write_bytes(b"PK\x03\x04 binary")
     r = idx.sync()
-    assert sorted(r.added) == ["daily/2026-06-20/b.md", "digest/wiki/a.md", "resource/r.pdf"]
+    assert sorted(r.added) == ["daily/2026-06-20/b.md", "digest/wiki/a.md", "resource/r.zip"]
     assert idx.file_info("digest/wiki/a.md").name == "Alpha"
     assert idx.file_info("daily/2026-06-20/b.md").date == "2026-06-20"
-    assert idx.file_info("resource/r.pdf").indexed is False
+    assert idx.file_info("resource/r.zip").indexed is False  # catalogued (links resolve), no chunks
     assert idx.sync().touched is False  # nothing changed: nothing written
 
     # modify

@@ -32,7 +32,8 @@ def test_dating_filenames_and_binary_detection(ctx):
     assert set(found) == {"resource/notes.txt", "resource/2026-06-18/report.md", "resource/2026-06-18/photo.png",
                           "resource/2026-06-18/fake.txt"}
     assert found["resource/notes.txt"].date == "2026-06-20" and found["resource/2026-06-18/report.md"].date == "2026-06-18"
-    assert [found[p].kind for p in sorted(found)] == ["binary", "binary", "text", "text"]
+    assert [found[p].kind for p in sorted(found)] == ["binary", "image", "text", "text"]
+    assert found["resource/2026-06-18/photo.png"].why == "an image file that could not be decoded"
     assert resource.card_filename("Q1 report: 光伏/硅料 [draft]?") == "Q1-report-光伏-硅料-draft.md"
     assert resource.card_filename("...") == "resource.md"
 
@@ -46,7 +47,8 @@ def test_binary_resources_are_listed_without_a_model(ctx, monkeypatch):
     monkeypatch.setattr(agent, "run_agent", boom)
     ctx.workspace.write_bytes("resource/2026-06-18/scan.pdf", b"%PDF-1.4\x00\x01binary")
     report = asyncio.run(resource.sync_resources(ctx, today="2026-06-20"))
-    assert report.listed == ["resource/2026-06-18/scan.pdf"] and len(report.created) == 1
+    assert list(report.listed) == ["resource/2026-06-18/scan.pdf"] and len(report.created) == 1
+    assert "damaged" in report.listed["resource/2026-06-18/scan.pdf"]
     note = parse_note(ctx.workspace.read_bytes(report.created[0]).decode())
     assert note.meta["source_resource"] == "[[resource/2026-06-18/scan.pdf]]" and "not interpreted" in note.meta["description"]
     index = ctx.workspace.read_bytes("daily/2026-06-18.md").decode()
@@ -98,3 +100,47 @@ def test_resource_cli_reports_cards(ws):
                           capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr
     assert "1 created" in proc.stdout and "daily/2026-06-18/blob.bin.md" in proc.stdout
+
+
+def _same_stat_rewrite(ws, rel: str, data: bytes) -> None:
+    """Replace a file's bytes keeping its size and mtime: only a sync that reads every file notices."""
+    p = ws.resolve(rel)
+    st = p.stat()
+    assert len(data) == st.st_size
+    p.write_bytes(data)
+    import os
+
+    os.utime(p, ns=(st.st_atime_ns, st.st_mtime_ns))
+
+
+def test_resource_sync_stats_first_and_hashes_only_what_changed(ctx):
+    """Issue 11 item 6: an unchanged (mtime, size) is not read or hashed again; a touched file is
+    hashed, and only a changed hash reaches the agent."""
+    ws = ctx.workspace
+    calls: list[str] = []
+
+    async def fake(ctx_, res, text):
+        calls.append(res.path)
+        return f"---\nname: Note {len(calls)}\n---\n# Note\n\n{text[:40]}\n", 1
+
+    ws.write_text("resource/2026-06-18/a.md", "# A\nalpha alpha\n")
+    ws.write_bytes("resource/2026-06-18/blob.bin", b"\x00" * 4096)
+    first = asyncio.run(resource.sync_resources(ctx, today="2026-06-20", summarize=fake))
+    assert len(first.created) == 2 and calls == ["resource/2026-06-18/a.md"]
+    # same size and mtime, other bytes: a stat-first sync does not open the files at all
+    _same_stat_rewrite(ws, "resource/2026-06-18/a.md", b"# A\nbravo bravo\n")
+    _same_stat_rewrite(ws, "resource/2026-06-18/blob.bin", b"\x01" * 4096)
+    second = asyncio.run(resource.sync_resources(ctx, today="2026-06-20", summarize=fake))
+    assert second.unchanged == 2 and not second.changed_paths and calls == ["resource/2026-06-18/a.md"]
+    # a touch (new mtime) makes it hash the file: the hash changed, so the card is rewritten once
+    import os
+
+    os.utime(ws.resolve("resource/2026-06-18/a.md"))
+    third = asyncio.run(resource.sync_resources(ctx, today="2026-06-20", summarize=fake))
+    assert len(third.updated) == 1 and len(calls) == 2
+    # a touch with the same content: hashed, found equal, no agent call, stat remembered
+    os.utime(ws.resolve("resource/2026-06-18/a.md"), ns=(1, 1_700_000_000_000_000_000))
+    fourth = asyncio.run(resource.sync_resources(ctx, today="2026-06-20", summarize=fake))
+    assert fourth.unchanged == 2 and len(calls) == 2
+    _same_stat_rewrite(ws, "resource/2026-06-18/a.md", b"# A\ncharl charl\n")
+    assert asyncio.run(resource.sync_resources(ctx, today="2026-06-20", summarize=fake)).unchanged == 2

@@ -1,7 +1,8 @@
 """Incremental sync: stat-walk the indexed layers, compare mtime+size then hash, re-index what changed.
 
 Every file under daily/, digest/, resource/ and session/ gets a catalog row (so wikilinks to a PDF
-or a transcript resolve); text files of the indexed layers also get chunks, FTS rows and links.
+or a transcript resolve); text files of the indexed layers also get chunks, FTS rows and links, and
+so do PDF and .docx files, through their extracted text view (notes/documents.py).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
 from ..config import Config
+from ..notes.documents import DOCUMENT_EXTS, MAX_DOCUMENT_BYTES, text_view
 from . import keyword
 from .catalog import bump_generation, set_meta
 
@@ -72,6 +74,8 @@ def walk(root: Path) -> dict[str, tuple[int, int]]:
 
 def wants_chunks(path: str, size: int, config: Config) -> bool:
     ext = os.path.splitext(path)[1].lower()
+    if ext in DOCUMENT_EXTS:  # indexed through their extracted text view
+        return size <= MAX_DOCUMENT_BYTES and path.startswith(("daily/", "digest/", "resource/"))
     if ext not in TEXT_EXT or size > MAX_INDEX_BYTES:
         return False
     if path.startswith("session/"):
@@ -138,6 +142,9 @@ def prepare(ws_root: Path, path: str, stat: tuple[int, int], config: Config) -> 
         out.vanished = True  # gone between walk and read: the next sync removes it
         return out
     out.hash = hashlib.sha256(data).hexdigest()
+    if path.lower().endswith(DOCUMENT_EXTS):
+        # cached by content hash, bounded in time and memory; "" (no chunks) when it has no text
+        data = text_view(ws_root, path, data, out.hash).text.encode("utf-8")
     text = data.decode("utf-8", errors="replace")
     meta: dict[str, Any] = {}
     is_md = path.lower().endswith((".md", ".markdown"))

@@ -1,12 +1,19 @@
 """Auto-resource: every file in ``resource/`` gets one daily resource card.
 
 * Dating: a file directly in ``resource/`` counts as today; ``resource/YYYY-MM-DD/…`` as that date.
-* Text files (md, txt, json, jsonl, csv, yaml, html) are read by the ``resource`` agent, which answers
-  with the card (frontmatter ``name`` names the file); binary or oversized files get a card written by
-  code that only lists them (kind, size) — they are never sent to a model.
+* Change detection stats first: a file whose (mtime, size) equals the catalog's is not opened; only
+  the others are read and hashed, and only a changed hash makes a new card.
+* Text files (md, txt, json, jsonl, csv, yaml, html) and documents (PDF, .docx: their extracted text
+  view, notes/documents.py) are read by the ``resource`` agent, which answers with the card (frontmatter
+  ``name`` names the file). It sees the text with secrets redacted, whole when it fits PROMPT_CHARS,
+  else an outline made from the structure (headings/pages, first paragraphs, tables) within that
+  budget, plus the names of recent daily cards so it can say why the resource matters to the user.
+* Everything else gets a card written by code that only lists it, never sent to a model: images with
+  their format, size and dimensions; documents without text with the reason (no text layer,
+  encrypted, damaged, too big); other binary or oversized files with their size.
 * Cards carry ``source_resource: "[[resource/…]]"`` and the resource's sha256, so a changed resource
   updates its card in place, a deleted one removes it, and the mapping can always be rebuilt from the
-  cards themselves (``metadata/resource/catalog.json`` is only a cache).
+  cards themselves (``metadata/resource/catalog.json`` is only a cache; it also keeps each file's stat).
 * The day index pages of affected days are regenerated so they link the cards.
 """
 
@@ -22,6 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable
 
 from ..errors import ReMeError
+from ..notes import documents
 from ..notes.frontmatter import parse_note, render_note
 from ..notes.wikilinks import parse_links
 from ..tools import Context
@@ -30,11 +38,10 @@ from . import daily
 
 TEXT_EXTS = {".md", ".markdown", ".txt", ".json", ".jsonl", ".csv", ".yaml", ".yml", ".html", ".htm"}
 MAX_TEXT_BYTES = 2_000_000  # larger files are listed, not interpreted
-PROMPT_CHARS = 30_000  # the agent sees this much inline and may `read` the rest
+PROMPT_CHARS = 30_000  # budget of resource text in the agent's prompt (~10k tokens); longer: an outline
+RECENT_DAYS = 7  # daily cards of this many days before the resource's date tell the agent what the user does
+RECENT_CARDS = 30
 CATALOG = "metadata/resource/catalog.json"
-
-# summarize(ctx, resource, text) -> card markdown (frontmatter name/description + body)
-Summarizer = Callable[[Context, "Resource", str], Awaitable[str]]
 
 
 @dataclass(frozen=True)
@@ -44,7 +51,8 @@ class Resource:
     size: int
     mtime_ns: int
     sha256: str
-    kind: str  # text | binary | oversized
+    kind: str  # text | document | image | binary | oversized
+    why: str = ""  # for a listed resource: what it is and why it is not interpreted
 
 
 @dataclass
@@ -52,7 +60,7 @@ class ResourceReport:
     created: list[str] = field(default_factory=list)  # card paths
     updated: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
-    listed: list[str] = field(default_factory=list)  # resources not interpreted (binary/oversized)
+    listed: dict[str, str] = field(default_factory=dict)  # resource path -> why it is listed, not interpreted
     failed: dict[str, str] = field(default_factory=dict)  # resource path -> error
     unchanged: int = 0
     tokens: int = 0
@@ -65,12 +73,13 @@ class ResourceReport:
         parts = [f"{len(self.created)} created", f"{len(self.updated)} updated", f"{len(self.removed)} removed",
                  f"{self.unchanged} unchanged"]
         if self.listed:
-            parts.append(f"{len(self.listed)} listed only (binary/oversized)")
+            parts.append(f"{len(self.listed)} listed only")
         if self.failed:
             parts.append(f"{len(self.failed)} failed")
         lines = ["resource cards: " + ", ".join(parts)]
         lines += [f"  + {p}" for p in self.created] + [f"  ~ {p}" for p in self.updated]
         lines += [f"  - {p}" for p in self.removed]
+        lines += [f"  = {p}: {why}" for p, why in self.listed.items()]
         lines += [f"  ! {p}: {e}" for p, e in self.failed.items()]
         return "\n".join(lines)
 
@@ -93,29 +102,62 @@ def _looks_binary(head: bytes) -> bool:
     return False
 
 
-def discover(ctx: Context, today: str) -> list[Resource]:
+@dataclass(frozen=True)
+class Found:
+    path: str
+    date: str
+    size: int
+    mtime_ns: int
+
+
+def scan(ctx: Context, today: str) -> list[Found]:
+    """Every resource file with its stat; nothing is opened."""
     ws = ctx.workspace
     base = ws.root / "resource"
-    out: list[Resource] = []
+    out: list[Found] = []
     if not base.is_dir():
         return out
     for p in sorted(base.rglob("*")):
         rel_parts = p.relative_to(base).parts
-        if not p.is_file() or p.is_symlink() or any(part.startswith(".") for part in rel_parts):
+        if any(part.startswith(".") for part in rel_parts) or p.is_symlink() or not p.is_file():
             continue
         rel = ws.relpath(p)
         st = p.stat()
-        data = p.read_bytes()
-        ext = p.suffix.lower()
-        if ext not in TEXT_EXTS or _looks_binary(data[:8192]):
-            kind = "binary"
-        elif st.st_size > MAX_TEXT_BYTES:
-            kind = "oversized"
-        else:
-            kind = "text"
-        out.append(Resource(rel, resource_date(rel, today), st.st_size, st.st_mtime_ns,
-                            hashlib.sha256(data).hexdigest(), kind))
+        out.append(Found(rel, resource_date(rel, today), st.st_size, st.st_mtime_ns))
     return out
+
+
+def classify(ctx: Context, f: Found) -> Resource:
+    """Read and hash one resource and tell what kind it is (an image or a too-big file is hashed in
+    1 MB blocks, never held whole)."""
+    path = ctx.workspace.resolve(f.path)
+    ext = path.suffix.lower()
+    digest = hashlib.sha256()
+    with open(path, "rb") as fh:
+        head = fh.read(8192)
+        digest.update(head)
+        while block := fh.read(1 << 20):
+            digest.update(block)
+    sha = digest.hexdigest()
+    if documents.is_document(f.path):
+        if f.size > documents.MAX_DOCUMENT_BYTES:
+            return Resource(f.path, f.date, f.size, f.mtime_ns, sha, "oversized",
+                            f"larger than {documents.MAX_DOCUMENT_BYTES // (1024 * 1024)} MB")
+        return Resource(f.path, f.date, f.size, f.mtime_ns, sha, "document")
+    if documents.is_image(f.path):
+        info = documents.image_info(path)
+        why = f"a {info[0]} image, {info[1]}×{info[2]} pixels" if info else "an image file that could not be decoded"
+        return Resource(f.path, f.date, f.size, f.mtime_ns, sha, "image", why)
+    if ext not in TEXT_EXTS or _looks_binary(head):
+        return Resource(f.path, f.date, f.size, f.mtime_ns, sha, "binary", "a binary file")
+    if f.size > MAX_TEXT_BYTES:
+        return Resource(f.path, f.date, f.size, f.mtime_ns, sha, "oversized",
+                        f"larger than {MAX_TEXT_BYTES // 1_000_000} MB")
+    return Resource(f.path, f.date, f.size, f.mtime_ns, sha, "text")
+
+
+def discover(ctx: Context, today: str) -> list[Resource]:
+    return [classify(ctx, f) for f in scan(ctx, today)]
 
 
 # ---- cards --------------------------------------------------------------------------------------
@@ -175,14 +217,15 @@ def save_catalog(ctx: Context, entries: dict[str, dict[str, Any]]) -> None:
     ctx.workspace.write_text(CATALOG, json.dumps({"resources": entries}, ensure_ascii=False, indent=1))
 
 
-def listed_card(res: Resource) -> tuple[str, str]:
+def listed_card(res: Resource, why: str | None = None) -> tuple[str, str]:
     """(name, card) for a resource we do not interpret: what it is, never what it says."""
     name = res.path.rsplit("/", 1)[-1]
-    why = "a binary file" if res.kind == "binary" else f"larger than {MAX_TEXT_BYTES // 1_000_000} MB"
-    meta = {"name": name, "description": f"Resource {name} ({res.size:,} bytes; {why}, listed, not interpreted)",
+    why = why or res.why or "a binary file"
+    meta = {"name": name, "description": f"Resource {name} ({res.size:,} bytes; {why}; listed, not interpreted)",
             "source_resource": link_of(res.path), "resource_sha256": res.sha256}
+    hint = "`read_image` shows it." if res.kind == "image" else "Open it directly to see its contents."
     body = (f"# {name}\n\nThe resource {link_of(res.path)} is {why} ({res.size:,} bytes), so it is listed "
-            "here without being read. Open it directly to see its contents.\n")
+            f"here without being read. {hint}\n")
     return name, render_note(meta, body)
 
 
@@ -219,16 +262,113 @@ def _unique_card_path(ctx: Context, date: str, filename: str, taken: set[str]) -
     raise ReMeError(f"cannot find a free card name for {filename} in daily/{date}/")
 
 
+# ---- what the agent sees -------------------------------------------------------------------------
+def resource_text(ctx: Context, res: Resource) -> tuple[str, str | None]:
+    """(text with secrets redacted, None), or ("", why it is only listed) for a document without text."""
+    from .redact import redact
+
+    data = ctx.workspace.read_bytes(res.path)
+    if res.kind == "document":
+        view = documents.text_view(ctx.workspace.root, res.path, data, res.sha256)
+        if view.error:
+            return "", view.error
+        return view.text, None
+    return redact(data.decode("utf-8", errors="replace")), None
+
+
+_HEADING = re.compile(r"^#{1,6} \S")
+_FIGURE = re.compile(r"\d[\d,.]*\s*(?:%|[A-Za-z\u4e00-\u9fff]{1,4})?")
+
+
+def outline(text: str, budget: int) -> str:
+    """A long text within ``budget`` characters, from its structure: every section's heading (PDF
+    pages are sections), its opening lines, and the lines that carry figures (tables, numbers).
+    Sections are kept evenly spaced when even their headings do not fit."""
+    sections: list[tuple[str, list[str]]] = [("", [])]
+    fence = False
+    for line in text.split("\n"):
+        if line.lstrip().startswith(("```", "~~~")):
+            fence = not fence
+        if not fence and _HEADING.match(line):
+            sections.append((line, []))
+        else:
+            sections[-1][1].append(line)
+    sections = [(h, b) for h, b in sections if h or any(x.strip() for x in b)]
+    keep = max(1, min(len(sections), budget // 160))
+    # evenly spaced, first and last included (a report's conclusion is often on its last pages)
+    chosen = sorted({round(k * (len(sections) - 1) / (keep - 1)) for k in range(keep)}) if keep > 1 else [0]
+    per = budget // len(chosen)
+    out: list[str] = []
+    last = -1
+    for k in chosen:
+        if k > last + 1:
+            out.append(f"[… {k - last - 1} section(s) left out]")
+        last = k
+        heading, body = sections[k]
+        lines = [x for x in body if x.strip()]
+        piece = [heading] if heading else []
+        used = len(heading)
+        opening = 0
+        for x in lines:  # opening lines: about half of the section's share
+            if used + len(x) > per // 2 and opening:
+                break
+            piece.append(x[: per // 2])
+            used += len(x) + 1
+            opening += 1
+        figures = [x for x in lines[opening:] if x.lstrip().startswith("|") or len(_FIGURE.findall(x)) >= 2]
+        for x in figures:
+            if used + len(x) > per:
+                break
+            piece.append(x)
+            used += len(x) + 1
+        out.append("\n".join(piece))
+    if last < len(sections) - 1:
+        out.append(f"[… {len(sections) - 1 - last} section(s) left out]")
+    return "\n\n".join(out)
+
+
+def recent_cards(ctx: Context, date: str) -> list[str]:
+    """'name: description' of the user's own daily cards in the RECENT_DAYS up to ``date``, newest first
+    (resource cards left out): what the user is working on, so the card can say why this matters."""
+    import datetime as dt
+
+    end = dt.date.fromisoformat(date)
+    out: list[str] = []
+    for back in range(RECENT_DAYS + 1):
+        day = (end - dt.timedelta(days=back)).isoformat()
+        for card in daily.list_cards(ctx.workspace, day):
+            if card.meta.get("source_resource"):
+                continue
+            out.append(f"- {day} {card.name}: {' '.join(str(card.description or '').split())[:200]}")
+            if len(out) >= RECENT_CARDS:
+                return out
+    return out
+
+
+def resource_prompt(ctx: Context, res: Resource, text: str) -> str:
+    what = f"{res.size:,} bytes"
+    if res.kind == "document":
+        pages = documents.page_lines(text)
+        what += f", {'a PDF of ' + str(len(pages)) + ' pages' if pages else 'a Word document'}, as extracted text"
+    body = text
+    attrs = f'path="{res.path}"'
+    if len(text) > PROMPT_CHARS:
+        body = outline(text, PROMPT_CHARS)
+        attrs += f' outline="true" full_chars="{len(text)}"'
+    recent = recent_cards(ctx, res.date)
+    context = "\n".join(recent) if recent else "(none)"
+    return (f"Resource: {res.path} (date {res.date}, {what})\n\n"
+            f"<resource {attrs}>\n{body}\n</resource>\n\n"
+            f"<recent_daily_cards>\n{context}\n</recent_daily_cards>\n\n"
+            "Answer with the card only.")
+
+
 async def agent_summarize(ctx: Context, res: Resource, text: str) -> tuple[str, int]:
-    """Ask the ``resource`` agent for the card; returns (card markdown, tokens used)."""
+    """Ask the ``resource`` agent for the card; returns (card markdown, tokens used). The agent gets no
+    tools: what it may see is exactly the prompt (redacted, within the budget)."""
     from ..agent import run_agent
 
-    cut = len(text) > PROMPT_CHARS
-    attrs = f'path="{res.path}"' + (' truncated="true"' if cut else "")
-    prompt = (f"Resource: {res.path} (date {res.date}, {res.size:,} bytes)\n\n"
-              f"<resource {attrs}>\n{text[:PROMPT_CHARS]}\n</resource>\n\n"
-              "Answer with the card only.")
-    run = await run_agent(ctx, "resource", prompt, tools=["read"])
+    run = await run_agent(ctx, "resource", resource_prompt(ctx, res, text), tools=[])
     tokens = int(run.usage.get("input_tokens", 0)) + int(run.usage.get("output_tokens", 0))
     if run.error:
         raise ReMeError(f"resource agent failed: {run.error}")
@@ -244,46 +384,65 @@ async def sync_resources(
     summarize: Callable[[Context, Resource, str], Awaitable[tuple[str, int]]] | None = None,
     concurrency: int | None = None,
 ) -> ResourceReport:
-    """Bring the resource cards in line with ``resource/``. Idempotent; cheap when nothing changed."""
+    """Bring the resource cards in line with ``resource/``. Idempotent; cheap when nothing changed
+    (one stat per file)."""
     ws = ctx.workspace
     today = daily.validate_date(today)
     summarize = summarize or agent_summarize
     report = ResourceReport()
     with ws.lock("resource", timeout=120):
         entries = load_catalog(ctx)
-        found = discover(ctx, today)
-        present = {r.path for r in found}
+        found = scan(ctx, today)
+        present = {f.path for f in found}
         todo: list[Resource] = []
-        for res in found:
-            entry = entries.get(res.path)
-            if entry and entry.get("sha256") == res.sha256 and ws.resolve(entry["card"]).is_file():
+        for f in found:
+            entry = entries.get(f.path)
+            has_card = bool(entry) and ws.resolve(entry["card"]).is_file()
+            if has_card and (entry.get("mtime_ns"), entry.get("size")) == (f.mtime_ns, f.size):
+                report.unchanged += 1  # stat first: not opened
+                continue
+            try:
+                res = classify(ctx, f)
+            except OSError as exc:
+                report.failed[f.path] = f"cannot read it ({exc.strerror or exc})"
+                continue
+            if has_card and entry.get("sha256") == res.sha256:
+                entry.update(mtime_ns=f.mtime_ns, size=f.size)  # touched, same bytes
                 report.unchanged += 1
             else:
                 todo.append(res)
         days: set[str] = set()
         taken: set[str] = set()
 
-        async def make(res: Resource) -> tuple[Resource, str, str, int] | None:
+        async def make(res: Resource) -> tuple[Resource, str, str, int, str | None] | None:
             fallback = res.path.rsplit("/", 1)[-1].rsplit(".", 1)[0] or "resource"
-            if res.kind != "text":  # listed by code, never sent to a model
+            if res.kind not in ("text", "document"):  # listed by code, never sent to a model
                 name, card = listed_card(res)
-                return res, name, card, 0
+                return res, name, card, 0, res.why
+            try:
+                # extraction blocks (a bounded child process): off the event loop
+                text, why = await asyncio.to_thread(resource_text, ctx, res)
+            except OSError as exc:
+                report.failed[res.path] = f"cannot read it ({exc.strerror or exc})"
+                return None
+            if why:
+                name, card = listed_card(res, why)
+                return res, name, card, 0, why
             async with sem:
                 try:
-                    text = ws.read_bytes(res.path).decode("utf-8", errors="replace")
                     card_md, tokens = await summarize(ctx, res, text)
                     name, card = _finish_card(card_md, res, fallback)
                 except ReMeError as exc:
                     report.failed[res.path] = str(exc)
                     return None
-            return res, name, card, tokens
+            return res, name, card, tokens, None
 
         sem = asyncio.Semaphore(max(1, concurrency or ctx.config.dream_concurrency))
         results = await asyncio.gather(*(make(r) for r in todo))
         for item in results:
             if item is None:
                 continue
-            res, name, card, tokens = item
+            res, name, card, tokens, why = item
             report.tokens += tokens
             old = entries.get(res.path)
             if old and ws.resolve(old["card"]).is_file():
@@ -294,9 +453,9 @@ async def sync_resources(
                 report.created.append(path)
             taken.add(path)
             ctx.notes.put(path, card)
-            if res.kind != "text":
-                report.listed.append(res.path)
-            entries[res.path] = {"card": path, "sha256": res.sha256}
+            if why:
+                report.listed[res.path] = why
+            entries[res.path] = {"card": path, "sha256": res.sha256, "mtime_ns": res.mtime_ns, "size": res.size}
             days.add(daily.date_of(path) or res.date)
         for rel in sorted(set(entries) - present):
             card = entries.pop(rel)["card"]

@@ -25,6 +25,8 @@ normalised to "\\n" (a lone CR is not a line break, as in `read` and the link pa
 Above _AST_LIMIT characters the mistletoe parse is skipped for a line scanner (ATX headings and
 code fences only; tables/lists become plain text blocks), which keeps 50 MB files fast.
 Other text files: line-packed chunks with a small overlap. `.jsonl`: whole records grouped.
+Documents arrive as their text view (notes/documents.py): a `.docx` view is Markdown; a PDF view is
+chunked page by page, each chunk headed by its `## Page N` line.
 Binary data (NUL bytes) yields no chunks.
 """
 
@@ -105,8 +107,10 @@ def chunk_file(
         return []  # binary: nothing to index as text
     text = decode_text(data, invalid_encoding_policy)
     lower = path.lower()
-    if lower.endswith(_MD_EXT):
+    if lower.endswith(_MD_EXT + (".docx",)):  # a .docx arrives as its Markdown text view
         return _MarkdownChunker(text, max_chars).run()
+    if lower.endswith(".pdf"):  # a PDF arrives as its text view (notes/documents.py)
+        return _chunk_pages(text, max_chars)
     if lower.endswith(".jsonl"):
         return _chunk_jsonl(text, max_chars)
     return _chunk_plain(text, max_chars)
@@ -257,6 +261,24 @@ def _chunk_plain(text: str, max_chars: int) -> list[Chunk]:
             while k - 1 > i and L.span_len(k - 1, j) <= overlap and L.span_len(k - 1, nxt) <= max_chars:
                 k -= 1
         i = k if k <= j else nxt
+    return chunks
+
+
+def _chunk_pages(text: str, max_chars: int) -> list[Chunk]:
+    """A PDF text view: each page is chunked on its own (line-packed like plain text) and every chunk
+    starts with its ``## Page N`` line, so a hit says which page it is on; a chunk never spans pages."""
+    from .documents import page_lines
+
+    lines = split_lines(text)
+    starts = sorted(page_lines(text).items())
+    chunks: list[Chunk] = []
+    for k, (page, header) in enumerate(starts):
+        end = starts[k + 1][1] - 1 if k + 1 < len(starts) else len(lines)  # 1-based, inclusive
+        heading = lines[header - 1]
+        body = "\n".join(lines[header:end])  # the lines after the header
+        for i, ch in enumerate(_chunk_plain(body, max(_MIN_MAX_CHARS, max_chars - len(heading) - 1))):
+            start = header if i == 0 else header + ch.start_line
+            chunks.append(_make(f"{heading}\n{ch.text}", start, header + ch.end_line, (heading,)))
     return chunks
 
 

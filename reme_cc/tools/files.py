@@ -10,12 +10,15 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import os
+import re
 from pathlib import Path
 from typing import Any, Iterator, Literal
 
 from pydantic import Field
 
 from ..errors import InvalidInputError, NotFoundError
+from ..notes.chunker import split_lines
+from ..notes.documents import MAX_DOCUMENT_BYTES, is_document, page_lines, text_view
 from ..notes.frontmatter import parse_note
 from ..notes.store import EDIT_MAX_BYTES, MARKDOWN_EXTS
 from ..notes.store import size_text as _size
@@ -56,6 +59,7 @@ class ReadParams(Params):
     path: str = Field(description="Workspace-relative path of a text file, e.g. daily/2026-06-20/notes.md")
     start_line: int | None = Field(None, ge=1, description="First line to return (1-based, inclusive)")
     end_line: int | None = Field(None, ge=1, description="Last line to return (1-based, inclusive)")
+    pages: str | None = Field(None, description='PDF only: the pages to return, e.g. "12" or "3-5" (instead of lines)')
 
 
 class ReadResult(ToolResult):
@@ -110,7 +114,8 @@ def _count_lines(path: Path, size: int) -> int:
     "read",
     "Read a text/Markdown memory file from the ReMe workspace, with line numbers. Use start_line/end_line "
     "(1-based, inclusive) to read part of a file, e.g. the lines a search hit or a [[path#L9-L12]] link "
-    "points at. Large files are returned in pages with a hint for the next range.",
+    "points at. Large files are returned in pages with a hint for the next range. A PDF or Word .docx is "
+    "read as its extracted text (the lines search hits point at); `pages` picks PDF pages, e.g. \"12\".",
     read_only=True,
     idempotent=True,
     positional=("path",),
@@ -121,26 +126,67 @@ def read(ctx: Context, params: ReadParams) -> ReadResult:
     if params.start_line and params.end_line and params.end_line < params.start_line:
         raise InvalidInputError(f"end_line {params.end_line} is before start_line {params.start_line}")
     size = path.stat().st_size
+    if is_document(norm):
+        return _read_document(ctx, norm, size, params)
+    if params.pages:
+        raise InvalidInputError(f"pages applies to PDF files; {norm} is read by start_line/end_line")
     with open(path, "rb") as fh:
         head = fh.read(8192)
     if looks_binary(head):
         raise _binary_error(norm)
-    total = _count_lines(path, size)
-    start = params.start_line or 1
+    result = _read_lines(norm, _iter_lines(path), _count_lines(path, size), params.start_line, params.end_line)
+    if norm.endswith(MARKDOWN_EXTS) and result.start_line == 1 and size <= EDIT_MAX_BYTES:
+        error = parse_note(ws.read_bytes(norm).decode("utf-8", errors="replace")).error
+        if error:
+            result.notes.append(f"the frontmatter is not valid YAML ({error}); the text is shown as is")
+    return result
+
+
+def _read_document(ctx: Context, norm: str, size: int, params: ReadParams) -> ReadResult:
+    """A PDF or .docx is read as its text view (the one search indexes, so hit lines match)."""
+    if size > MAX_DOCUMENT_BYTES:
+        raise InvalidInputError(f"{norm} is {_size(size)}, over the {_size(MAX_DOCUMENT_BYTES)} document limit; "
+                                "it is listed, not extracted")
+    view = text_view(ctx.workspace.root, norm, ctx.workspace.read_bytes(norm))
+    if view.error:
+        raise InvalidInputError(f"{norm} has no readable text: {view.error}")
+    lines = split_lines(view.text.rstrip("\n"))
+    start, end = params.start_line, params.end_line
+    if params.pages:
+        if not norm.lower().endswith(".pdf"):
+            raise InvalidInputError(f"pages applies to PDF files; {norm} is read by start_line/end_line")
+        m = re.fullmatch(r"\s*(\d+)\s*(?:-\s*(\d+)\s*)?", params.pages)
+        if not m:
+            raise InvalidInputError(f'pages must be one page or a range, e.g. "12" or "3-5", not {params.pages!r}')
+        first, last = int(m.group(1)), int(m.group(2) or m.group(1))
+        at = page_lines(view.text)
+        if first < 1 or last < first or first not in at:
+            raise InvalidInputError(f"{norm} has pages 1-{view.pages}; asked for {params.pages}")
+        start = at[first]
+        end = at[last + 1] - 1 if last + 1 in at else len(lines)
+    result = _read_lines(norm, ((line.encode("utf-8"), False) for line in lines), len(lines), start, end)
+    result.notes.insert(0, f"text extracted from {norm}" + (f" ({view.pages} pages)" if view.pages else "")
+                        + "; secrets redacted")
+    return result
+
+
+def _read_lines(norm: str, source: Iterator[tuple[bytes, bool]], total: int, start_line: int | None,
+                end_line: int | None) -> ReadResult:
+    start = start_line or 1
     if total == 0:
-        if params.start_line and params.start_line > 1:
+        if start_line and start_line > 1:
             raise InvalidInputError(f"start_line {start} is past the end of {norm} (the file is empty)")
         return ReadResult(path=norm, start_line=1, end_line=0, total_lines=0, content="")
     if start > total:
         raise InvalidInputError(f"start_line {start} is past the end of {norm} ({total} lines)")
-    end = min(params.end_line or total, total)
+    end = min(end_line or total, total)
     notes: list[str] = []
-    if params.end_line and params.end_line > total:
+    if end_line and end_line > total:
         notes.append(f"{norm} has {total} lines; showing up to line {total}")
     out: list[str] = []
     used, bad_utf8, cut_lines, truncated = 0, False, 0, False
     last = start - 1
-    for n, (raw, cut) in enumerate(_iter_lines(path), start=1):
+    for n, (raw, cut) in enumerate(source, start=1):
         if n < start:
             continue
         if n > end:
@@ -166,10 +212,6 @@ def read(ctx: Context, params: ReadParams) -> ReadResult:
         notes.append(f"{norm} is not valid UTF-8; undecodable bytes are shown as \ufffd")
     if cut_lines:
         notes.append(f"{cut_lines} line(s) longer than {READ_MAX_LINE_CHARS} characters were cut")
-    if norm.endswith(MARKDOWN_EXTS) and start == 1 and size <= EDIT_MAX_BYTES:
-        error = parse_note(ws.read_bytes(norm).decode("utf-8", errors="replace")).error
-        if error:
-            notes.append(f"the frontmatter is not valid YAML ({error}); the text is shown as is")
     return ReadResult(
         path=norm, start_line=start, end_line=last, total_lines=total, content="\n".join(out),
         truncated=truncated, notes=notes,
