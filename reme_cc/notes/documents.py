@@ -34,7 +34,7 @@ MAX_DOCUMENT_BYTES = 64 * 1024 * 1024  # larger files are listed, not extracted
 MAX_TEXT_CHARS = 4_000_000  # extracted text beyond this is cut (with a note in the view)
 TIMEOUT_S = 30.0  # wall clock per extraction
 CPU_S = 30  # RLIMIT_CPU of the child
-MEMORY_BYTES = 1536 * 1024 * 1024  # RLIMIT_AS of the child (address space, incl. Python itself)
+MEMORY_BYTES = 1024 * 1024 * 1024  # RLIMIT_AS of the child (address space, incl. Python itself)
 CACHE_DIR = "metadata/extract"
 _VERSION = 1  # bump when the view format changes: old cache entries are then re-extracted
 PAGE_HEADER_RE = re.compile(r"^## Page (\d+)$")
@@ -185,7 +185,8 @@ def _pdf(data: bytes) -> tuple[str, int, str | None]:
         msg = str(exc)
         if "password" in msg.lower():
             return "", 0, "encrypted (password protected); save an unprotected copy to make it searchable"
-        return "", 0, f"damaged or not a PDF ({msg.split(':')[-1].strip() or msg}); not extracted"
+        detail = msg.rsplit(":", 1)[-1].strip(" .()") or msg
+        return "", 0, f"damaged or not a PDF ({detail}); not extracted"
     pages: list[str] = []
     total = 0
     with doc:
