@@ -211,3 +211,27 @@ def test_a_pdf_dropped_while_the_mcp_server_runs_is_found_by_search(tmp_path):
         (root / rel).unlink()
         assert rel not in search_until(srv, False)
         assert srv.stop() == 0
+
+
+def test_a_pdf_still_being_copied_gets_its_real_card_once_complete(ctx):
+    """A half-written PDF is listed as damaged (cached under its own hash); once the copy completes,
+    its stat changes, the new bytes are extracted and the agent writes the card in place."""
+    ws = ctx.workspace
+    full = make.report_pdf(ws.root / "staging/report.pdf", pages=3).read_bytes()
+    rel = "resource/2026-06-20/report.pdf"
+    target = ws.root / rel
+    target.parent.mkdir(parents=True)
+    target.write_bytes(full[: len(full) // 2])
+    calls = []
+
+    async def fake(ctx_, res, text):
+        calls.append(text)
+        return "---\nname: CATL report\n---\n# CATL report\n\nThree pages on batteries.\n", 1
+
+    first = asyncio.run(resource.sync_resources(ctx, today="2026-06-20", summarize=fake))
+    assert "damaged" in first.listed[rel] and not calls
+    target.write_bytes(full)
+    second = asyncio.run(resource.sync_resources(ctx, today="2026-06-20", summarize=fake))
+    assert second.updated == first.created and not second.listed
+    assert len(calls) == 1 and "## Page 3" in calls[0]
+    assert "Three pages on batteries." in ws.read_bytes(first.created[0]).decode()
