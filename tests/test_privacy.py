@@ -219,9 +219,9 @@ def resource_files() -> dict[str, str]:
 
 
 def echo_resource_agent(req: Request) -> Reply:
-    """A hostile resource agent: reads the raw file with its tool, then puts everything it saw in the card,
-    plus secrets it "remembers" from elsewhere."""
-    if not req.tool_results():
+    """A hostile resource agent: reads the raw file with its tool if it has one, then puts everything it
+    saw in the card, plus secrets it "remembers" from elsewhere."""
+    if "mcp__reme__read" in req.tool_names and not req.tool_results():
         path = next((ln.split("path=\"", 1)[1].split("\"", 1)[0] for ln in req.last_user_text.splitlines()
                      if ln.startswith("<resource path=")), "resource/x")
         return tool_use("mcp__reme__read", {"path": path})
@@ -246,10 +246,9 @@ def test_resource_secrets_stay_in_the_raw_file_only(tmp_path):
         assert proc.returncode == 0, proc.stdout + proc.stderr
         assert "3 created" in proc.stdout, proc.stdout
         reqs = api.messages_requests()
-        assert reqs and all(set(r.tool_names) <= {"mcp__reme__read"} for r in reqs), [r.tool_names for r in reqs]
-        reads = api.tool_results("mcp__reme__read")
-        assert len(reads) == 3 and all(not r.is_error for r in reads)  # the agent did read the raw files
-        assert any("[REDACTED:" in r.text for r in reads)
+        # the resource agent has no tools: what it sees is exactly its prompt (the file's text, redacted)
+        assert len(reqs) == 3 and all(not r.tool_names for r in reqs), [r.tool_names for r in reqs]
+        assert all("[REDACTED:" in r.last_user_text for r in reqs)
         assert not request_leaks(api), request_leaks(api)
     assert {rel: ws.read_bytes(rel) for rel in files} == raw_before  # the user's files are untouched
     cards = sorted((ws.root / "daily" / "2026-06-20").glob("*.md"))
