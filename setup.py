@@ -1,7 +1,7 @@
 """Only what pyproject.toml cannot say. The agent prompts are package data in two folders without
 Python code: reme_cc/prompts/ (pipeline-only prompts) and the plugin's top-level agents/ (Claude Code
 reads it there), which the build maps into the package as reme_cc/agents/ so that the memory-agent
-runner finds every prompt in any install (README "Agents")."""
+runner finds every prompt in any install (docs/ARCHITECTURE.md, "Agent files")."""
 
 from setuptools import find_packages, setup
 

@@ -102,12 +102,25 @@ def prompt_dirs() -> list[Path]:
     return dirs
 
 
+# How Claude Code names our tools in a user's session (plugin "reme", server "reme") and how the SDK
+# runner serves them in-process: an agent file may use either, or the bare registry name.
+PLUGIN_TOOL_PREFIX = "mcp__plugin_reme_reme__"
+SDK_TOOL_PREFIX = f"mcp__{SERVER_NAME}__"
+
+
+def registry_name(tool_name: str) -> str:
+    """``mcp__plugin_reme_reme__read`` / ``mcp__reme__read`` / ``read`` -> ``read``."""
+    for prefix in (PLUGIN_TOOL_PREFIX, SDK_TOOL_PREFIX):
+        if tool_name.startswith(prefix):
+            return tool_name[len(prefix):]
+    return tool_name
+
+
 def _split_tools(value: Any) -> list[str]:
     if value is None:
         return []
     items = value if isinstance(value, list) else str(value).split(",")
-    # a Claude Code style name (mcp__plugin_reme_reme__read / mcp__reme__read) maps to the registry name
-    return [str(t).strip().rsplit("__", 1)[-1] for t in items if str(t).strip()]
+    return [registry_name(str(t).strip()) for t in items if str(t).strip()]
 
 
 def parse_agent(text: str, source: str = "<agent>") -> AgentSpec:
@@ -285,7 +298,7 @@ def _tool_schema(tool: Tool[Any]) -> dict[str, Any]:
 
 
 def sdk_tool_name(name: str) -> str:
-    return f"mcp__{SERVER_NAME}__{name}"
+    return SDK_TOOL_PREFIX + name
 
 
 def agent_env() -> dict[str, str]:

@@ -205,3 +205,30 @@ def test_unknown_tool_is_a_clear_error(ws):
     ctx = Context(ws, Config())
     with pytest.raises(InvalidInputError, match="does not exist"):
         run_agent_sync(ctx, SPEC, "hello", tools=["no_such_tool"])
+
+
+def test_plugin_agents_name_the_tools_claude_code_gives_them():
+    """agents/*.md are read by Claude Code (a subagent of the user's session) and by the SDK runner:
+    their tools are the plugin's MCP tool names, each one a registry tool the runner serves in-process."""
+    from reme_cc.agent import PACKAGE_DIR, PLUGIN_TOOL_PREFIX, registry_name, resolve_tools
+    from reme_cc.notes.frontmatter import parse_note
+
+    files = sorted((PACKAGE_DIR.parent / "agents").glob("*.md"))
+    assert [p.stem for p in files] == ["dream-integrator"]
+    for path in files:
+        meta = parse_note(path.read_text(encoding="utf-8")).meta
+        listed = [t.strip() for t in meta["tools"].split(",")]
+        assert all(t.startswith(PLUGIN_TOOL_PREFIX) for t in listed), listed
+        spec = load_agent(path.stem)
+        assert spec.name == path.stem and spec.tools == [registry_name(t) for t in listed]
+        assert not set(spec.tools) & set(AGENT_TOOLS)  # a pipeline-only tool does not exist in a user's session
+        assert [t.name for t in resolve_tools(spec.tools)] == spec.tools
+        assert "Use when" in spec.description and "not for direct use" not in spec.description
+
+
+def test_a_foreign_mcp_tool_name_is_not_taken_for_ours():
+    from reme_cc.agent import resolve_tools
+
+    spec = parse_agent("---\nname: x\ntools: mcp__github__read\n---\nhi")
+    with pytest.raises(InvalidInputError, match="mcp__github__read"):
+        resolve_tools(spec.tools)
