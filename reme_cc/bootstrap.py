@@ -43,7 +43,13 @@ def plugin_root() -> Path:
 def data_dir() -> Path:
     # REME_PLUGIN_DATA: exported by the SessionStart hook for commands run from Claude's Bash tool
     data = (os.environ.get("CLAUDE_PLUGIN_DATA") or os.environ.get("REME_PLUGIN_DATA") or "").strip()
-    return Path(data) if data else Path.home() / ".claude" / "plugins" / "data" / "reme-standalone"
+    if data:
+        return Path(data)
+    # A terminal has neither: use the env Claude Code already built for this plugin (reme-<marketplace>,
+    # reme-inline) rather than build a second one for minutes
+    plugins = Path.home() / ".claude" / "plugins" / "data"
+    built = sorted(plugins.glob(f"reme-*/venv-{stamp()}/{READY}"))
+    return built[0].parent.parent if built else plugins / "reme-standalone"
 
 
 def plugin_version(root: Path | None = None) -> str:

@@ -128,3 +128,21 @@ def test_first_install_builds_env_with_pip_and_serves(tmp_path):
         assert not srv.call_tool("version")["isError"]
         assert srv.stop() == 0
     print(f"\nfirst install (venv + pip, cold cache): {build_s:.0f}s; tools listed {listed:.2f}s after spawn")
+
+
+def test_a_terminal_uses_the_env_claude_code_built(tmp_path):
+    """`python3 <plugin>/scripts/launch.py ...` typed in a terminal has no CLAUDE_PLUGIN_DATA: it finds the
+    env Claude Code built for the installed plugin instead of building a second one."""
+    home = tmp_path / "home"
+    env = {k: v for k, v in base_env(tmp_path, HOME=str(home)).items() if not k.startswith("CLAUDE")}
+
+    def status() -> dict[str, object]:
+        return json.loads(subprocess.run([sys.executable, str(REPO / "scripts" / "launch.py"), "--status"], env=env,
+                                         capture_output=True, text=True, check=True).stdout)
+
+    plugins = home / ".claude" / "plugins" / "data"
+    assert status()["data_dir"] == str(plugins / "reme-standalone")
+    built = plugins / "reme-reme-cc" / f"venv-{status()['stamp']}"
+    built.mkdir(parents=True)
+    (built / ".reme-ready").write_text("{}")
+    assert status()["data_dir"] == str(built.parent)

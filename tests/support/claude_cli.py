@@ -139,13 +139,15 @@ def claude_args(prompt: str | None, *, plugin_dir: Path | str | None = REPO,
 
 def popen_claude(prompt: str | None, *, api: Any, home: Path | str, cwd: Path | str | None = None,
                  env: Mapping[str, str] | None = None, run_id: str | None = None,
-                 **kw: Any) -> tuple[subprocess.Popen[str], str, list[str]]:
-    """Start the CLI without waiting (for concurrent sessions). Returns (process, run_id, args)."""
+                 python: str | None = sys.executable, **kw: Any) -> tuple[subprocess.Popen[str], str, list[str]]:
+    """Start the CLI without waiting (for concurrent sessions). Returns (process, run_id, args).
+    ``python=None``: no REME_PYTHON, the plugin runs in the environment it builds itself."""
     run_id = run_id or uuid.uuid4().hex
     cwd = Path(cwd) if cwd else Path(home) / "project"
     cwd.mkdir(parents=True, exist_ok=True)
     args = claude_args(prompt, **kw)
-    proc = subprocess.Popen(args, cwd=cwd, env=cli_env(api, home, env, run_id=run_id), stdin=subprocess.DEVNULL,
+    proc = subprocess.Popen(args, cwd=cwd, env=cli_env(api, home, env, run_id=run_id, python=python),
+                            stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     return proc, run_id, args
 
@@ -177,13 +179,15 @@ def run_claude(prompt: str | None, *, api: Any, home: Path | str, cwd: Path | st
 
 
 def run_cli(args: Iterable[str], *, home: Path | str, api: Any = "http://127.0.0.1:9", cwd: Path | str | None = None,
-            env: Mapping[str, str] | None = None, timeout: float = 120.0) -> CliRun:
+            env: Mapping[str, str] | None = None, timeout: float = 120.0,
+            python: str | None = sys.executable) -> CliRun:
     """Run ``claude <args>`` (e.g. ``plugin validate .``, ``plugin marketplace add DIR``)."""
     started = time.monotonic()
     run_id = uuid.uuid4().hex
     argv = [str(claude_bin()), *args]
     cwd = Path(cwd) if cwd else REPO
-    proc = subprocess.Popen(argv, cwd=cwd, env=cli_env(api, home, env, run_id=run_id), stdin=subprocess.DEVNULL,
+    proc = subprocess.Popen(argv, cwd=cwd, env=cli_env(api, home, env, run_id=run_id, python=python),
+                            stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
     return finish(proc, run_id, argv, started, timeout)
 
