@@ -37,7 +37,15 @@ class BootstrapError(Exception):
 
 def plugin_root() -> Path:
     root = os.environ.get("CLAUDE_PLUGIN_ROOT", "").strip()
-    return Path(root) if root else Path(__file__).resolve().parent.parent
+    if root:
+        return Path(root)
+    here = Path(__file__).resolve().parent.parent
+    if (here / ".claude-plugin").is_dir():  # the plugin's own source tree (launcher, hooks)
+        return here
+    try:  # `reme-cc env` inside the env: the plugin folder it was built from, recorded in its marker
+        return Path(json.loads((Path(sys.prefix) / READY).read_text())["root"])
+    except (OSError, ValueError, KeyError, TypeError):
+        return here
 
 
 def data_dir() -> Path:
@@ -183,7 +191,7 @@ def _build(venv: Path, *, quiet: bool) -> None:
                 log.flush()
                 _fail(venv, cmd, rc, log_tail or _tail(log_path), log_path)
     elapsed = time.monotonic() - t0
-    (venv / READY).write_text(json.dumps({"stamp": venv.name, "seconds": round(elapsed, 1),
+    (venv / READY).write_text(json.dumps({"env": venv.name, "root": str(root), "seconds": round(elapsed, 1),
                                           "built": time.strftime("%Y-%m-%dT%H:%M:%S"), "installer": "uv" if uv else "pip"}))
     (data / ERROR_FILE).unlink(missing_ok=True)
     for old in data.glob("venv-*"):  # previous versions; a server still running from one keeps its open files

@@ -12,6 +12,10 @@ import pytest
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO / "tests"))
 
+# The installed plugin (marketplace install, env built by its own launcher): session fixtures shared by
+# every test file that takes them, so the env is built once per test run (tests/support/installed_plugin.py)
+from support.installed_plugin import installed_plugin, plugin_env  # noqa: E402,F401
+
 # Whatever a test starts "in the plugin's environment" (a hook's detached recorder or automatic dream)
 # runs with this interpreter instead of building that environment under the real ~/.claude
 # (bootstrap honours REME_PYTHON). Tests of the bootstrap itself clear both variables.

@@ -6,6 +6,7 @@ through the skill's Bash command, the dream writes a digest node, and the plugin
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from pathlib import Path
@@ -15,7 +16,6 @@ import pytest
 from support.dream_script import create_plan, extractor_turn, script_dream
 from support.fake_api import (FakeAPI, Request, all_of, any_user_contains, has_tool, not_, text, tool_result_for,
                               tool_use)
-from support.installed_plugin import installed_plugin, plugin_env  # noqa: F401  (fixtures)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.timeout(2400)]
 
@@ -48,11 +48,12 @@ def skill_bash(req: Request) -> object:
     base = re.search(r"Base directory for this skill: (\S+)", req.last_user_text)
     assert base, req.last_user_text[:500]
     plugin = Path(base.group(1)).parents[1]
-    return tool_use("Bash", {"command": f'python3 "{plugin}/scripts/launch.py" dream', "timeout": 600000,
-                             "description": "Run the reme dream"})
+    undo = "<command-args>undo</command-args>" in req.last_user_text
+    return tool_use("Bash", {"command": f'python3 "{plugin}/scripts/launch.py" dream' + (" --undo" if undo else ""),
+                             "timeout": 600000, "description": "Run the reme dream"})
 
 
-def test_recorded_session_dreamed_and_recalled(installed_plugin):  # noqa: F811
+def test_recorded_session_dreamed_and_recalled(installed_plugin):
     user = installed_plugin
     ws = user.workspace
     with FakeAPI(default=text("OK")) as api:
@@ -93,3 +94,16 @@ def test_recorded_session_dreamed_and_recalled(installed_plugin):  # noqa: F811
         assert ask.rc == 0 and ask.result == "You prefer pnpm.", ask
         (search,) = api.tool_results(T + "search")
         assert not search.is_error and NODE in search.text, search.text
+
+        # 4. `/reme-dream undo` through the skill takes the node back out
+        undo = user.claude("/reme-dream undo", api=api, allowed_tools=["Bash"])
+        assert undo.rc == 0, undo
+        assert "--undo" in api.tool_results("Bash")[-1].input["command"] and not node.exists(), undo
+
+    # 5. the same plugin from a terminal (README: python3 <plugin>/scripts/launch.py ...): no Claude Code
+    # variables, yet the env Claude Code uses, the default workspace, the CLI commands
+    launcher, inside = (json.loads(user.terminal(*args).stdout) for args in (["--status"], ["env"]))
+    assert launcher["ready"] and inside["ready"] and launcher["python"] == inside["python"], (launcher, inside)
+    found = user.terminal("search", "pnpm npm")
+    assert found.returncode == 0 and card_rel in found.stdout, found
+    assert "all good" in user.terminal("doctor").stdout

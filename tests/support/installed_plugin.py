@@ -6,11 +6,10 @@ README's quick start says. Nothing points the plugin at the test's interpreter: 
 no ``REME_PYTHON``; the plugin runs in the Python environment its own launcher
 (``scripts/launch.py``) builds from the package registry, as on a user's machine.
 
-That build takes minutes, so it happens once per test session (fixture ``plugin_env``); every
-``installed_plugin`` HOME links its plugin data folder (``~/.claude/plugins/data/reme-reme-cc``) to
-that one environment. Use it like this::
-
-    from support.installed_plugin import installed_plugin, plugin_env  # noqa: F401  (fixtures)
+That build takes minutes (pip, cold cache), so it happens once per test run (fixture ``plugin_env``,
+registered in tests/conftest.py so that every test file shares it; also used by
+tests/test_plugin_bootstrap.py); every ``installed_plugin`` HOME links its plugin data folder
+(``~/.claude/plugins/data/reme-reme-cc``) to that one environment. Use it like this::
 
     def test_x(installed_plugin):
         with FakeAPI() as api:
@@ -66,6 +65,8 @@ def plugin_env(tmp_path_factory: pytest.TempPathFactory) -> PluginEnv:
     data = base / "plugin-data"
     python3 = system_python()
     env = user_env(base / "build-home", CLAUDE_PLUGIN_ROOT=str(root), CLAUDE_PLUGIN_DATA=str(data))
+    # pip, the path every machine has (the launcher prefers uv when it is on PATH); cold cache (new HOME)
+    env["PATH"] = os.pathsep.join(p for p in env["PATH"].split(os.pathsep) if not (Path(p) / "uv").exists())
     started = time.monotonic()
     build = subprocess.run([python3, str(root / "scripts" / "launch.py"), "--ensure"], env=env, cwd=str(base),
                            capture_output=True, text=True, timeout=1800, stdin=subprocess.DEVNULL)
