@@ -33,6 +33,7 @@ EXTENSIONS = (
     "reme_cc.memory.auto_memory",
     "reme_cc.memory.dream",
     "reme_cc.memory.resource",
+    "reme_cc.memory.team",
 )
 
 

@@ -77,6 +77,12 @@ def _index(ctx_box: dict[str, Any]) -> Check:
         detail += f" ({st['dangling_links']} dangling)"
     if st.get("embedding_error"):
         return Check("index", False, f"{detail}; embedding error: {st['embedding_error']}")
+    from .tools.recall_scope import project_status
+
+    conflicts = [*st.get("conflicts", []), *(f".reme/{p}" for p in project_status(ctx).get("team_conflicts", []))]
+    if conflicts:
+        return Check("index", False, f"{detail}; unresolved git merge conflicts in {', '.join(conflicts)} "
+                                     "(not searchable): resolve them like any Markdown conflict")
     return Check("index", True, detail)
 
 

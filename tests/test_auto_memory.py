@@ -72,6 +72,9 @@ def test_record_update_rename_and_links(backend, ws, setup):
         assert note.meta["session_id"] == SID
         assert note.meta["source_conversation"] == f"[[session/claude_code/{SID}.jsonl]]"
         assert note.meta["description"] == "Chose SQLite for the memory store."
+        # the project comes from the transcript entries' cwd (the fixture ran in /home/user/project, no repo)
+        assert (note.meta["project"], note.meta["project_root"], note.meta["cwd"]) == (
+            "project", "/home/user/project", "/home/user/project")
         assert f"[[session/claude_code/{SID}.jsonl]]" in note.body  # added Source section
         index = (ws.root / "daily/2026-11-30.md").read_text()
         assert f"[[{path}|" in index
@@ -257,6 +260,7 @@ def test_messages_file_cli_records_a_dialog(ws, setup, tmp_path, capsys):
         assert "sk-ant-api03" not in api.messages_requests()[0].last_user_text
         note = parse_note((ws.root / report["cards"][0]).read_text())
         assert note.meta["source_conversation"] == f"[[session/dialog/{sid}.jsonl]]"
+        assert "project" not in note.meta and "cwd" not in note.meta  # no working directory: a general card
         # the same file again: same session, nothing new, no second card
         assert main(["auto-memory", "--messages-file", str(f), "--workspace", str(ws.root)]) == 0
         assert "nothing new" in capsys.readouterr().out

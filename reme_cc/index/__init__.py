@@ -25,7 +25,7 @@ from ..workspace import Workspace
 from . import catalog, embedder as emb, keyword
 from .bm25 import BM25Index
 from .catalog import index_log
-from .sync import SyncReport, apply_changes, walk, wants_chunks
+from .sync import CONFLICT_KEY, SyncReport, apply_changes, walk, wants_chunks
 from .vectors import VectorStore
 
 __all__ = [
@@ -85,6 +85,7 @@ class Hit:
     inlinks: list[Neighbor] = field(default_factory=list)
     outlinks_total: int = 0
     inlinks_total: int = 0
+    project: Any = None  # the file's frontmatter `project` (a name, a list, or None = general)
 
 
 @dataclass
@@ -100,6 +101,7 @@ class NodeHit:
     name: str | None
     description: str | None
     score: float
+    project: Any = None  # the node's frontmatter `project`
 
 
 @dataclass
@@ -438,16 +440,20 @@ class Index:
                 return hits
         return keyword.search_chunks(conn, query, k, start, end)
 
+    def read(self, fn: Callable[[sqlite3.Connection], Any]) -> Any:
+        """``fn(conn)`` on the index database, for read-only queries of the layers above."""
+        return self._run(fn)
+
     def warm_keyword(self) -> None:
         """Start loading/building the in-memory BM25 index in the background (server start)."""
         if self._bm25 is not None:
             self._bm25.start()
 
     def search(self, query: str, limit: int = 5, min_score: float = 0.0, start_date: str | None = None,
-               end_date: str | None = None) -> SearchResponse:
+               end_date: str | None = None, *, tier_of: Callable[[Any], int | None] | None = None) -> SearchResponse:
         from .search import run_search
 
-        return run_search(self, query, limit, min_score, start_date, end_date)
+        return run_search(self, query, limit, min_score, start_date, end_date, tier_of=tier_of)
 
     def traverse(self, seeds: list[str], depth: int = 1, direction: str = "both") -> Graph:
         from .graph import traverse
@@ -455,8 +461,10 @@ class Index:
         self.maybe_sync()
         return self._run(lambda conn: traverse(self, conn, seeds, depth, direction))
 
-    def node_search(self, query: str, limit: int = 20) -> list[NodeHit]:
-        from . import keyword
+    def node_search(self, query: str, limit: int = 20, *,
+                    tier_of: Callable[[Any], int | None] | None = None) -> list[NodeHit]:
+        """Digest nodes matching ``query``; ``tier_of`` orders them by their project (see tiers.py)."""
+        from . import keyword, tiers
 
         if not isinstance(query, str) or not query.strip():
             raise InvalidInputError("node_search: query is empty; give a name or a few words")
@@ -465,10 +473,15 @@ class Index:
         self.maybe_sync()
 
         def q(conn: sqlite3.Connection) -> list[NodeHit]:
+            found = keyword.search_nodes(conn, query, limit * 3 if tier_of else limit)
+            projects = tiers.file_projects(conn, {path for path, _ in found})
+            if tier_of is not None:
+                found = tiers.order_by_tier(found, tiers.tier_by_path(lambda f: f[0], projects, tier_of))[:limit]
             out = []
-            for path, score in keyword.search_nodes(conn, query, limit):
+            for path, score in found:
                 rec = self._file_info(conn, path)
-                out.append(NodeHit(path, rec.name if rec else None, rec.description if rec else None, round(score, 4)))
+                out.append(NodeHit(path, rec.name if rec else None, rec.description if rec else None, round(score, 4),
+                                   projects.get(path)))
             return out
 
         return self._run(q)
@@ -546,6 +559,9 @@ class Index:
                 "generation": catalog.generation(conn),
                 "keyword_index": self._bm25.info() if self._bm25 is not None else {"ready": False, "disabled": "fts5 only"},
                 "last_sync": catalog.get_meta(conn, "last_sync"),
+                "conflicts": [r[0] for r in conn.execute(
+                    "SELECT path FROM files WHERE indexed=0 AND json_valid(extra) AND "
+                    f"json_type(extra, '$.{CONFLICT_KEY}') IS NOT NULL ORDER BY path")],
                 "rss_mb": round(rss_mb(), 1),
             }
 

@@ -10,11 +10,12 @@ import threading
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInputError
-from . import keyword
+from . import keyword, tiers
 from .graph import neighbours
 
 if TYPE_CHECKING:  # pragma: no cover
     from . import Index, SearchResponse
+    from .tiers import TierOf
 
 RRF_K = 60
 VECTOR_WEIGHT = 0.7
@@ -76,7 +77,9 @@ def validate(query: Any, limit: Any, min_score: Any, start_date: Any, end_date: 
 
 def run_search(index: "Index", query: str, limit: int = 5, min_score: float = 0.0,
                start_date: str | None = None, end_date: str | None = None, *, fusion: str = "rrf",
-               expand: bool = True, modes: tuple[str, ...] = ("vector", "keyword")) -> "SearchResponse":
+               expand: bool = True, modes: tuple[str, ...] = ("vector", "keyword"),
+               tier_of: "TierOf | None" = None) -> "SearchResponse":
+    """``tier_of`` (e.g. the project preference) reorders the fused candidates before the cut; see tiers.py."""
     from . import Hit, SearchResponse
 
     query, start, end = validate(query, limit, min_score, start_date, end_date)
@@ -85,7 +88,7 @@ def run_search(index: "Index", query: str, limit: int = 5, min_score: float = 0.
         warnings.append(f"query cut to its first {keyword.MAX_QUERY_CHARS} characters")
         query = query[: keyword.MAX_QUERY_CHARS]
     index.maybe_sync()
-    k = min(MAX_CANDIDATES, limit * 5)
+    k = min(MAX_CANDIDATES, limit * (10 if tier_of else 5))  # a preference needs candidates beyond the top
 
     # Vector half: embed the query in a thread while BM25 runs in this one.
     qvec: dict[str, Any] = {}
@@ -126,6 +129,8 @@ def run_search(index: "Index", query: str, limit: int = 5, min_score: float = 0.
     else:
         fused = rrf([c for c, _ in vec_hits], [c for c, _ in kw_hits])
     ranked = sorted(fused.items(), key=lambda kv: (-kv[1][0], kv[0]))
+    if tier_of is not None:
+        ranked = index._run(lambda conn: tiers.prefer_chunks(conn, ranked, tier_of))
     ranked = [(cid, parts) for cid, parts in ranked if parts[0] >= min_score][:limit]
     both = len({c for c, _ in vec_hits} & {c for c, _ in kw_hits})
 
@@ -139,6 +144,9 @@ def run_search(index: "Index", query: str, limit: int = 5, min_score: float = 0.
             if expand:
                 hit.outlinks, hit.outlinks_total, hit.inlinks, hit.inlinks_total = neighbours(conn, row[0])
             hits.append(hit)
+        projects = tiers.file_projects(conn, {h.path for h in hits})
+        for hit in hits:
+            hit.project = projects.get(hit.path)
         return hits
 
     results = index._run(load)
@@ -156,6 +164,7 @@ def render(resp: "SearchResponse") -> str:
     for h in resp.results:
         lines = [f"========== {h.path}:{h.start_line}-{h.end_line} "
                  f"[score={h.score:.4f} vector={h.vector:.4f} keyword={h.keyword:.4f}] =========="]
+        lines += _where(h)
         lines.append(h.text.rstrip("\n"))
         if h.outlinks:
             lines.append("")
@@ -173,6 +182,17 @@ def render(resp: "SearchResponse") -> str:
         blocks.append("\n".join(lines))
     tail = [f"note: {w}" for w in resp.warnings]
     return "\n\n".join(blocks + (["\n".join(tail)] if tail else []))
+
+
+def _where(h: Any) -> list[str]:
+    """The hit's project and, for the repository's shared memory, where its file is."""
+    names = getattr(h, "project", None)
+    if not isinstance(names, list):  # an index Hit: the raw frontmatter value
+        names = [names] if isinstance(names, str) and names else []
+    line = f"project: {', '.join(' '.join(str(n).split()) for n in names) or 'general'}"
+    if getattr(h, "workspace", "personal") != "personal":
+        line += f" · team memory: .reme/{h.path}"
+    return [line]
 
 
 def _one_line(s: str | None) -> str:

@@ -28,6 +28,7 @@ TEXT_EXT = {
     ".rst", ".org", ".html", ".htm", ".xml", ".toml", ".ini", ".py", ".js", ".ts", ".sh", ".sql",
 }
 MAX_INDEX_BYTES = 8 * 1024 * 1024  # larger files are catalogued but not chunked
+CONFLICT_KEY = "conflict_markers"  # in files.extra: line numbers of unresolved git conflicts
 BATCH = 200
 PARALLEL_MIN = 300  # files; below this a pool costs more than it saves
 _DATE_IN_PATH = re.compile(r"(?:^|/)(\d{4}-\d{2}-\d{2})(?:[/.]|$)")
@@ -127,6 +128,7 @@ class Prepared:
 
 def prepare(ws_root: Path, path: str, stat: tuple[int, int], config: Config) -> Prepared:
     from ..notes.chunker import chunk_file
+    from ..notes.conflicts import conflict_lines
     from ..notes.frontmatter import parse_note
     from ..notes.wikilinks import parse_links
 
@@ -148,6 +150,12 @@ def prepare(ws_root: Path, path: str, stat: tuple[int, int], config: Config) -> 
     text = data.decode("utf-8", errors="replace")
     meta: dict[str, Any] = {}
     is_md = path.lower().endswith((".md", ".markdown"))
+    conflicts = conflict_lines(text) if is_md else []
+    if conflicts:  # half of two versions: listed and reported (status), never searchable content
+        out.indexed = False
+        out.extra = json.dumps({CONFLICT_KEY: conflicts})
+        out.date = file_date(path, {}, mtime_ns)
+        return out
     if is_md:
         note = parse_note(text)
         meta = note.meta if isinstance(note.meta, dict) else {}
@@ -176,8 +184,8 @@ def store(conn: sqlite3.Connection, p: Prepared, paths: set[str], stems: Mapping
     if not p.indexed:
         _delete_path(conn, p.path)
         conn.execute(
-            "INSERT OR REPLACE INTO files(path, mtime_ns, size, hash, date, indexed) VALUES (?,?,?,?,?,0)",
-            (p.path, mtime_ns, size, None, p.date),
+            "INSERT OR REPLACE INTO files(path, mtime_ns, size, hash, extra, date, indexed) VALUES (?,?,?,?,?,?,0)",
+            (p.path, mtime_ns, size, p.hash, p.extra, p.date),
         )
         return 0
     row = conn.execute("SELECT hash, indexed FROM files WHERE path=?", (p.path,)).fetchone()

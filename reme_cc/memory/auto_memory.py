@@ -61,6 +61,7 @@ class CardTarget:
     session_id: str
     source: str  # workspace path of the conversation copy
     written: list[str] = field(default_factory=list)  # card paths written by this run
+    project: dict[str, str] = field(default_factory=dict)  # project/project_root/cwd from the transcript
 
 
 @dataclass
@@ -157,7 +158,7 @@ def daily_write(ctx: Context, params: DailyWriteParams) -> DailyWriteResult:
     if target.source not in body:  # the card must always lead back to the original conversation
         body += f"\n\n## Source\n\n{link}"
     meta = {"name": title, "description": description, "session_id": target.session_id,
-            "source_conversation": link}
+            "source_conversation": link, **target.project}  # the project is the transcript's, never the model's
     notes = ctx.notes
     with notes.lock():  # find, write and rename as one change: a second recorder never makes a twin
         existing = daily.find_card_by_session(ws, target.session_id, dates=[target.date])
@@ -341,6 +342,7 @@ def _record_pending(ctx: Context, session_id: str, kind: str, spec: AgentSpec, t
     if not new:
         return
     end_line = new[-1][0]
+    project = _session_project(ctx, entries)
     messages = render_entries(new)
     if not has_conversation(messages):
         _advance(ws, kind, session_id, new, end_line, cursor, recorded=False)
@@ -351,7 +353,7 @@ def _record_pending(ctx: Context, session_id: str, kind: str, spec: AgentSpec, t
             report.status, report.error = "capped", capped
             log.warning("session %s not recorded: %s", session_id, capped)
             return
-        target = CardTarget(batch.date, session_id, source)
+        target = CardTarget(batch.date, session_id, source, project=project)
         rctx = RecordingContext.of(ctx, target)
         card = daily.find_card_by_session(ws, session_id, dates=[batch.date])
         run = run_agent_sync(rctx, spec, _prompt(batch, target, card, ws), tools=["daily_write"], timeout=timeout)
@@ -385,6 +387,15 @@ def _update_index(ctx: Context, paths: list[str]) -> None:
     except Exception as exc:  # noqa: BLE001
         log.warning("index update after recording failed (%s: %s); `reme-cc reindex` will catch up",
                     type(exc).__name__, exc)
+
+
+def _session_project(ctx: Context, entries: list[tuple[int, dict[str, Any]]]) -> dict[str, str]:
+    """The card's project keys from where the session worked (its entries' ``cwd``); {} when the
+    conversation has none (``session/dialog`` imports)."""
+    from .project import cwd_of_entries, detect, known_projects
+
+    cwd = cwd_of_entries(e for _, e in entries)
+    return detect(cwd, ctx.index.read(known_projects)).frontmatter() if cwd else {}
 
 
 def _account(ws: Workspace, report: RecordReport, run: AgentRun) -> None:

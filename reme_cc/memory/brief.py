@@ -21,6 +21,7 @@ Any problem (no workspace, no index yet, a locked or damaged database) yields a 
 from __future__ import annotations
 
 import datetime as _dt
+import json
 import os
 import re
 import sqlite3
@@ -30,6 +31,8 @@ from typing import Any
 from ..config import Config
 from ..workspace import Workspace, default_root
 from . import interests
+from .project import Preference, detect, find_root, known_projects
+from .team import TEAM_DIR, locate
 
 DB = "metadata/index.sqlite"
 MAX_NODES = 6
@@ -84,17 +87,19 @@ def _connect(ws: Workspace) -> sqlite3.Connection | None:
         return None
 
 
-def relevant_nodes(conn: sqlite3.Connection, project: str, cwd: str, terms: list[str], today: str
-                   ) -> list[tuple[str, str, str]]:
-    """[(path, name, description)] of the most relevant digest nodes, best first."""
+def relevant_nodes(conn: sqlite3.Connection, project: str, cwd: str, terms: list[str], today: str,
+                   pref: Preference | None = None) -> list[tuple[str, str, str]]:
+    """[(path, name, description)] of the most relevant digest nodes, best first; ``pref`` puts the
+    current project's nodes first, general ones next, other projects' last (or keeps only one's)."""
     scores: dict[str, float] = {}
     since = (_dt.date.fromisoformat(today) - _dt.timedelta(days=RECENT_DAYS)).isoformat()
     if project:
         like = f"%{project}%"
         cards = [r[0] for r in conn.execute(
             "SELECT path FROM files WHERE path LIKE 'daily/%' AND date >= ? AND "
-            "(extra LIKE ? OR extra LIKE ? OR name LIKE ? OR description LIKE ?) ORDER BY date DESC LIMIT 40",
-            (since, f"%{cwd}%" if cwd else like, like, like, like))]
+            "((json_valid(extra) AND json_extract(extra, '$.project') = ?) "
+            "OR extra LIKE ? OR extra LIKE ? OR name LIKE ? OR description LIKE ?) ORDER BY date DESC LIMIT 40",
+            (since, project, f"%{cwd}%" if cwd else like, like, like, like))]
         if cards:
             marks = ",".join("?" * len(cards))
             for src, n in conn.execute(
@@ -110,13 +115,24 @@ def relevant_nodes(conn: sqlite3.Connection, project: str, cwd: str, terms: list
             rows = []
         for rank, (path, _s) in enumerate(rows):
             scores[path] = scores.get(path, 0.0) + 1.0 / (1 + rank)
-    best = sorted(scores, key=lambda p: -scores[p])[: MAX_NODES * 2]
+    best = sorted(scores, key=lambda p: -scores[p])[: MAX_NODES * 3]
     out = []
     for path in best:
-        row = conn.execute("SELECT name, description FROM files WHERE path = ?", (path,)).fetchone()
-        if row is not None and path.startswith("digest/"):
-            out.append((path, row[0] or "", row[1] or ""))
-    return out[:MAX_NODES]
+        row = conn.execute("SELECT name, description, extra FROM files WHERE path = ?", (path,)).fetchone()
+        if row is None or not path.startswith("digest/"):
+            continue
+        tier = pref.tier(_project_value(row[2])) if pref else 0
+        if tier is not None:
+            out.append((tier, path, row[0] or "", row[1] or ""))
+    out.sort(key=lambda t: t[0])  # stable: relevance order within a tier
+    return [(p, n, d) for _, p, n, d in out[:MAX_NODES]]
+
+
+def _project_value(extra: str | None) -> Any:
+    try:
+        return json.loads(extra or "{}").get("project")
+    except (ValueError, AttributeError):
+        return None
 
 
 def _one_line(text: str, limit: int = 140) -> str:
@@ -124,24 +140,53 @@ def _one_line(text: str, limit: int = 140) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-def build_brief(ws: Workspace, config: Config, *, cwd: str = "", today: str | None = None) -> str:
+def _nodes_of(ws: Workspace, project: str, cwd: str, terms: list[str], today: str, pref: Preference
+              ) -> list[tuple[str, str, str]]:
+    """The relevant nodes of one workspace's index; none on any database problem."""
+    conn = _connect(ws)
+    if conn is None:
+        return []
+    try:
+        return relevant_nodes(conn, project, cwd, terms, today, pref)
+    except sqlite3.Error:
+        return []
+    finally:
+        conn.close()
+
+
+def _project_name(ws: Workspace, cwd: str) -> str:
+    """The current project's name as this workspace's notes spell it (memory/project.py)."""
+    conn = _connect(ws)
+    known: dict[str, str] = {}
+    if conn is not None:
+        try:
+            known = known_projects(conn)
+        except sqlite3.Error:
+            known = {}
+        finally:
+            conn.close()
+    return detect(cwd, known).name
+
+
+def build_brief(ws: Workspace, config: Config, *, cwd: str = "", today: str | None = None,
+                project: str | None = None) -> str:
+    """``project``: as for search — empty = the current project first, "all" = no preference, a name = only it.
+    The repository's team memory (``.reme/``), when there is one, adds its nodes first, shown under ``.reme/``."""
     budget = config.brief_chars
     if budget <= 0:
         return ""
     today = today or _dt.date.today().isoformat()
-    project = Path(cwd).name if cwd else ""
+    here = _project_name(ws, cwd) if cwd else ""
     branch = git_branch(cwd) if cwd else None
     day, topics = interests.latest_interests(ws, today, max_days=RECENT_DAYS)
-    terms = query_terms(project, branch or "", *(t.title for t in topics[:3]))
-    nodes: list[tuple[str, str, str]] = []
-    conn = _connect(ws)
-    if conn is not None:
-        try:
-            nodes = relevant_nodes(conn, project, cwd, terms, today)
-        except sqlite3.Error:
-            nodes = []
-        finally:
-            conn.close()
+    terms = query_terms(find_root(cwd)[0].name if cwd else "", branch or "", *(t.title for t in topics[:3]))
+    pref = Preference.of(project, here or None)
+    nodes = _nodes_of(ws, here, cwd, terms, today, pref)
+    found = locate(cwd, ws.root) if cwd else None
+    if found is not None and found.root is not None:
+        team = _nodes_of(Workspace(found.root, create=False), here, cwd, terms, today, pref.with_unlabelled(here))
+        nodes = [(f"{TEAM_DIR}/{p}", n, d) for p, n, d in team] + nodes
+    nodes = nodes[:MAX_NODES]
     if not topics and not nodes:
         return ""
     lines = ["ReMe long-term memory brief (files in the memory workspace; read or search them when useful):"]
@@ -149,7 +194,7 @@ def build_brief(ws: Workspace, config: Config, *, cwd: str = "", today: str | No
         lines.append(f"Current interests ({day}):")
         lines += [f"- {_one_line(t.title, 80)}" + (f" — {_one_line(t.reason, 120)}" if t.reason else "") for t in topics]
     if nodes:
-        where = project + (f" @ {branch}" if branch else "") if project else "this session"
+        where = here + (f" @ {branch}" if branch else "") if here else "this session"
         lines.append(f"Digest nodes relevant to {where}:")
         lines += [f"- {p} — {_one_line(d or n)}" for p, n, d in nodes]
     return _fit(lines, budget)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..config import Config
 from ..notes.store import MARKDOWN_EXTS, NoteStore
@@ -22,6 +22,7 @@ class Context:
     _index: "Index | None" = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _notes: NoteStore | None = None
+    _scope: dict[str, Any] = field(default_factory=dict)  # tools/recall_scope.py's cache: team Contexts, known projects
 
     @classmethod
     def open(cls, root: str | None = None, config: Config | None = None) -> "Context":
@@ -71,3 +72,7 @@ class Context:
         if self._index is not None:
             self._index.close()
             self._index = None
+        for value in self._scope.values():
+            if isinstance(value, Context):
+                value.close()
+        self._scope.clear()

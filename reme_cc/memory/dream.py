@@ -64,6 +64,8 @@ class Unit:
     bucket: str
     summary: str
     paths: list[str]
+    scope: str = "general"  # "project": belongs to the projects of its sources; "general": to every project
+    projects: dict[str, str] = field(default_factory=dict)  # project name -> root, from the sources' frontmatter
 
 
 @dataclass
@@ -93,6 +95,7 @@ class DreamSummary:
     agent_sessions: int = 0
     resources: dict[str, int] = field(default_factory=dict)
     nodes: list[dict[str, str]] = field(default_factory=list)  # [{path, action, unit}]
+    share: list[dict[str, str]] = field(default_factory=list)  # [{path, repo}]: project nodes a team could use
     failures: list[dict[str, Any]] = field(default_factory=list)  # [{unit, paths, error}]
     interests: str | None = None
     commit: str | None = None
@@ -110,6 +113,8 @@ class DreamSummary:
             lines.append(f"  {n['action']:<11} {n['path']}")
         for f in self.failures:
             lines.append(f"  FAILED      {f['unit']}: {f['error']} (retried next dream: {', '.join(f['paths'])})")
+        for n in self.share:
+            lines.append(f"  share?      {n['path']}: to share it with the team, run `reme-cc share {n['path']}` in {n['repo']}")
         if self.interests:
             lines.append(f"  topics      {self.interests}")
         if self.commit:
@@ -208,6 +213,39 @@ def parse_extraction(text: str) -> dict[str, Any]:
     raise ReMeError("the extractor's answer held no JSON object with `units`/`topics`")
 
 
+def source_projects(ws: Workspace, paths: list[str]) -> dict[str, str]:
+    """{project name: root} recorded in the frontmatter of a unit's source cards (not the model's say)."""
+    from ..notes.frontmatter import parse_note
+    from .project import names_of
+
+    out: dict[str, str] = {}
+    for p in paths:
+        if p.endswith(".md"):
+            meta = parse_note(ws.read_bytes(p).decode("utf-8", errors="replace")).meta
+            for name in names_of(meta.get("project")):
+                out.setdefault(name, str(meta.get("project_root") or ""))
+    return out
+
+
+def mark_project(ctx: Context, unit: Unit, node: str, summary: DreamSummary) -> None:
+    """Carry a project-specific unit's projects up into its node's frontmatter ``project`` (a name, or a
+    list when sources came from several); a general unit leaves the node as it is."""
+    from ..notes.frontmatter import parse_note
+    from .project import find_root, names_of
+
+    if unit.scope != "project" or not unit.projects:
+        return
+    meta = parse_note(ctx.workspace.read_bytes(node).decode("utf-8", errors="replace")).meta
+    names = names_of(meta.get("project"))
+    names += [n for n in unit.projects if n not in names]
+    if names != names_of(meta.get("project")):
+        ctx.notes.update_frontmatter(node, {"project": names[0] if len(names) == 1 else names})
+    for root in unit.projects.values():
+        repo, is_git = find_root(root) if root else (None, False)
+        if is_git and not any(n["path"] == node for n in summary.share):
+            summary.share.append({"path": node, "repo": str(repo)})
+
+
 def normalise_units(raw: Any, ws: Workspace, changed: list[str], max_units: int) -> list[Unit]:
     units: list[Unit] = []
     for item in raw if isinstance(raw, list) else []:
@@ -228,7 +266,12 @@ def normalise_units(raw: Any, ws: Workspace, changed: list[str], max_units: int)
                 paths.append(p)
         if not name or not paths:
             continue  # a unit without real evidence cannot get a Sources section
-        units.append(Unit(len(units) + 1, name, bucket, summary or name, paths))
+        projects = source_projects(ws, paths)
+        scope = str(item.get("scope") or "").strip().lower()
+        if scope not in ("project", "general"):  # the extractor did not say: a preference is general
+            scope = "project" if projects and bucket != "personal" else "general"
+        units.append(Unit(len(units) + 1, name, bucket, summary or name, paths,
+                          scope if projects else "general", projects))
         if len(units) >= max_units:
             break
     return units
@@ -258,8 +301,11 @@ def extractor_prompt(ws: Workspace, opts: DreamOptions, date: str, changed: list
 
 
 def integrator_prompt(ws: Workspace, unit: Unit, hint: str) -> str:
+    scope = (f"specific to the project {', '.join(unit.projects)} (its node is marked with that project by the "
+             "dream; keep the project's name in the text)" if unit.scope == "project"
+             else "general (true in every project; write it without tying it to one repository)")
     lines = [f"Unit {unit.id} — bucket: {unit.bucket}", f"Name: {unit.name}", f"Summary: {unit.summary}",
-             "Source paths (link every one of them in the node's ## Sources section):"]
+             f"Scope: {scope}", "Source paths (link every one of them in the node's ## Sources section):"]
     lines += [f"- [[{p}]]" for p in unit.paths]
     if hint:
         lines.append(f"User hint for this dream: {hint}")
@@ -485,6 +531,8 @@ async def _run_locked(base: Context, opts: DreamOptions, date: str) -> DreamSumm
                            "CORRECT": "corrected"}[out.action or "REFINE"]
                     setattr(summary, key, getattr(summary, key) + 1)
                     summary.nodes.append({"path": out.path or "", "action": out.action or "", "unit": out.unit.name})
+                    if out.path:
+                        mark_project(ctx, out.unit, out.path, summary)
                 else:
                     summary.failed += 1
                     failed_paths |= set(out.unit.paths)

@@ -56,13 +56,25 @@ class TraverseResult(ToolResult):
     "traverse",
     "Walk the [[wikilink]] graph of the ReMe workspace from one or more notes: returns the linked notes "
     "(path, name, description, hop depth) and the links between them (predicate, anchor). direction: out "
-    "(what these notes cite), in (what cites them) or both.",
+    "(what these notes cite), in (what cites them) or both. Seeds under .reme/ walk the repository's "
+    "team memory.",
     read_only=True,
     idempotent=True,
     positional=("seeds",),
 )
 def traverse(ctx: Context, params: TraverseParams) -> TraverseResult:
-    graph = ctx.index.traverse(params.seeds, params.depth, params.direction)
-    return TraverseResult(
-        nodes=[NodeOut(**asdict(n)) for n in graph.nodes], edges=[EdgeOut(**asdict(e)) for e in graph.edges]
-    )
+    from .recall_scope import TEAM_PREFIX, team_graph
+
+    personal = [s for s in params.seeds if not s.startswith(TEAM_PREFIX)]
+    nodes: list[NodeOut] = []
+    edges: list[EdgeOut] = []
+    if personal:
+        graph = ctx.index.traverse(personal, params.depth, params.direction)
+        nodes += [NodeOut(**asdict(n)) for n in graph.nodes]
+        edges += [EdgeOut(**asdict(e)) for e in graph.edges]
+    if len(personal) < len(params.seeds):  # seeds in the repository's team memory: its own graph
+        team_nodes, team_edges = team_graph(ctx, [s for s in params.seeds if s.startswith(TEAM_PREFIX)],
+                                            params.depth, params.direction)
+        nodes += [NodeOut(**n) for n in team_nodes]
+        edges += [EdgeOut(**e) for e in team_edges]
+    return TraverseResult(nodes=nodes, edges=edges)

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import asdict
+from typing import Any
 
 from pydantic import BaseModel, Field
 
 from . import Context, Params, ToolResult, tool
+
+PROJECT_HELP = ("Empty (default): the current project's notes first, then general notes, other projects' after "
+                "both. \"all\": no project preference. A project name: only that project's notes.")
 
 
 class NeighbourOut(BaseModel):
@@ -29,6 +33,8 @@ class HitOut(BaseModel):
     inlinks: list[NeighbourOut]
     outlinks_total: int = 0  # distinct neighbours before the cap of 10
     inlinks_total: int = 0
+    project: list[str] = []  # the hit's projects; [] = a general note
+    workspace: str = "personal"  # or "team": the repository's shared .reme/ (path relative to it)
 
 
 class SearchParams(Params):
@@ -37,6 +43,7 @@ class SearchParams(Params):
     min_score: float = Field(0.0, description="Drop results whose fused score is below this (RRF scores are ~0.005-0.016).")
     start_date: str | None = Field(None, description="Only files dated on/after this day (YYYY-MM-DD, inclusive).")
     end_date: str | None = Field(None, description="Only files dated on/before this day (YYYY-MM-DD, inclusive).")
+    project: str | None = Field(None, description=PROJECT_HELP)
 
 
 class SearchResult(ToolResult):
@@ -61,14 +68,29 @@ class SearchResult(ToolResult):
     positional=("query",),
 )
 def search(ctx: Context, params: SearchParams) -> SearchResult:
-    resp = ctx.index.search(params.query, params.limit, params.min_score, params.start_date, params.end_date)
-    results = [HitOut.model_validate(h, from_attributes=True) for h in resp.results]
-    return SearchResult(results=results, counts=resp.counts, warnings=resp.warnings)
+    from .recall_scope import scoped
+
+    warnings: list[str] = []
+    counts: dict[str, int] = {}
+
+    def ask(c: Context, tier_of: Any) -> list[Any]:
+        resp = c.index.search(params.query, params.limit, params.min_score, params.start_date, params.end_date,
+                              tier_of=tier_of)
+        warnings.extend(w for w in resp.warnings if w not in warnings)
+        for k, v in resp.counts.items():
+            counts[k] = counts.get(k, 0) + v
+        return resp.results
+
+    hits, _here, notes = scoped(ctx, params.project, params.limit, ask)
+    results = [HitOut.model_validate({**asdict(s.hit), "project": s.names, "workspace": s.workspace}) for s in hits]
+    counts["returned"] = len(results)
+    return SearchResult(results=results, counts=counts, warnings=warnings + notes)
 
 
 class NodeSearchParams(Params):
     query: str = Field(description="A topic, name or phrase to match against digest nodes' name/description/path.")
     limit: int = Field(20, description="How many nodes to return (1-200).")
+    project: str | None = Field(None, description=PROJECT_HELP)
 
 
 class NodeOut(BaseModel):
@@ -76,6 +98,8 @@ class NodeOut(BaseModel):
     name: str | None = None
     description: str | None = None
     score: float
+    project: list[str] = []
+    workspace: str = "personal"
 
 
 class NodeSearchResult(ToolResult):
@@ -84,8 +108,11 @@ class NodeSearchResult(ToolResult):
     def text(self) -> str:
         if not self.nodes:
             return "no matching digest nodes"
+        from ..memory.project import label
+
         return "\n".join(
             f'{n.path}  name="{n.name or ""}"  description="{" ".join((n.description or "").split())}"  score={n.score:.4f}'
+            f'  project={label(n.project)}' + (f"  workspace={n.workspace}" if n.workspace != "personal" else "")
             for n in self.nodes
         )
 
@@ -100,5 +127,10 @@ class NodeSearchResult(ToolResult):
     positional=("query",),
 )
 def node_search(ctx: Context, params: NodeSearchParams) -> NodeSearchResult:
-    hits = ctx.index.node_search(params.query, params.limit)
-    return NodeSearchResult(nodes=[NodeOut(**asdict(h)) for h in hits])
+    from .recall_scope import scoped
+
+    hits, _here, _notes = scoped(ctx, params.project, params.limit,
+                                 lambda c, tier_of: c.index.node_search(params.query, params.limit, tier_of=tier_of),
+                                 band=False)
+    return NodeSearchResult(nodes=[NodeOut(**{**asdict(s.hit), "project": s.names, "workspace": s.workspace})
+                                   for s in hits])

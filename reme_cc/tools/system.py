@@ -29,6 +29,13 @@ class StatusResult(ToolResult):
         ]
         if s.get("embedding_error"):
             lines.append(f"embedding error: {s['embedding_error']}")
+        project = s.get("project") or {}
+        if project:
+            lines.append(f"project: {project.get('name')} ({project.get('root')})  team memory: "
+                         f"{project.get('team') or project.get('team_problem') or 'none'}")
+        conflicts = [*s.get("conflicts", []), *(f".reme/{p}" for p in project.get("team_conflicts", []))]
+        if conflicts:
+            lines.append(f"merge conflicts (not searchable until resolved): {', '.join(conflicts)}")
         usage = s.get("usage") or {}
         for agent, row in sorted((k, v) for k, v in usage.items() if isinstance(v, dict)):
             cap = ""
@@ -41,35 +48,47 @@ class StatusResult(ToolResult):
 @tool(
     "status",
     "Show the state of the ReMe index: files, chunks, links (and dangling ones), embedding model and backlog, "
-    "index size, last sync, process memory, and today's memory-agent usage against its daily caps.",
+    "index size, last sync, process memory, today's memory-agent usage against its daily caps, the current "
+    "project and the repository's team memory (with its own merge conflicts).",
     read_only=True,
     idempotent=True,
 )
 def status(ctx: Context, params: NoParams) -> StatusResult:
     from ..memory.usage import usage_today
 
-    return StatusResult(status={**ctx.index.status(), "usage": usage_today(ctx.workspace, ctx.config)})
+    from .recall_scope import project_status
+
+    return StatusResult(status={**ctx.index.status(), "usage": usage_today(ctx.workspace, ctx.config),
+                                "project": project_status(ctx)})
 
 
 class ReindexResult(ToolResult):
     files: int
     chunks: int
     seconds: float
+    projects_filled: list[str] = []  # older cards given their project (memory/project_backfill.py)
 
     def text(self) -> str:
-        return f"reindexed {self.files} files into {self.chunks} chunks in {self.seconds:.1f} s"
+        out = f"reindexed {self.files} files into {self.chunks} chunks in {self.seconds:.1f} s"
+        return out + (f"; {len(self.projects_filled)} older cards given their project" if self.projects_filled else "")
 
 
 def run_reindex(ctx: Context, progress: Callable[[int, int], None] | None = None) -> ReindexResult:
-    """Shared by the tool and the CLI (which passes a progress-bar callback)."""
+    """Shared by the tool and the CLI (which passes a progress-bar callback). Cards recorded before
+    projects existed get theirs first, so the rebuilt index knows every card's project."""
+    from ..memory.project_backfill import backfill_projects
+
+    filled = backfill_projects(ctx).filled
     report = ctx.index.reindex(progress)
-    return ReindexResult(files=len(report.added) + len(report.changed), chunks=report.chunks, seconds=round(report.seconds, 3))
+    return ReindexResult(files=len(report.added) + len(report.changed), chunks=report.chunks,
+                         seconds=round(report.seconds, 3), projects_filled=filled)
 
 
 @tool(
     "reindex",
     "Rebuild the ReMe index from the workspace files (wipes the derived index in metadata/; the embedding "
-    "cache is kept, keyed by content). Use after bulk edits outside ReMe or if search looks wrong.",
+    "cache is kept, keyed by content). Daily cards recorded before projects existed first get their "
+    "project from their conversation copy. Use after bulk edits outside ReMe or if search looks wrong.",
     destructive=False,
     idempotent=True,
 )

@@ -1,0 +1,74 @@
+"""A caller's preference applied to fused results: each candidate's file gets a tier from its
+frontmatter ``project`` value (lower first, None = left out), and the fused order is kept within a
+tier. The index knows nothing of what a project is; memory/project.py's ``Preference.tier`` does.
+
+Tiers reorder only the candidates that are about equally relevant: those scoring at least
+RELEVANT_BAND of the best fused score, then the rest. Measured (bench/projects.py, hybrid): with
+strict tiers, vector recall's weak neighbours from the current project (found by vectors alone, ~0.7
+of a hit both halves found) outranked the general preference that answered the question (0/5 found),
+and from an unrelated folder general notes pushed both projects' answers out of the top two (0/22)."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from typing import Any, Callable, TypeVar
+
+FIELD = "project"
+RELEVANT_BAND = 0.75
+T = TypeVar("T")
+TierOf = Callable[[Any], "int | None"]
+
+
+def file_projects(conn: sqlite3.Connection, paths: set[str]) -> dict[str, Any]:
+    """{path: its frontmatter ``project`` value (None when it has none)}."""
+    out: dict[str, Any] = {}
+    todo = sorted(paths)
+    for i in range(0, len(todo), 500):
+        part = todo[i:i + 500]
+        rows = conn.execute(f"SELECT path, extra FROM files WHERE path IN ({','.join('?' * len(part))})", part)
+        for path, extra in rows:
+            try:
+                out[path] = json.loads(extra or "{}").get(FIELD)
+            except (ValueError, AttributeError):
+                out[path] = None
+    return out
+
+
+def chunk_paths(conn: sqlite3.Connection, ids: list[int]) -> dict[int, str]:
+    out: dict[int, str] = {}
+    for i in range(0, len(ids), 500):
+        part = ids[i:i + 500]
+        out.update(conn.execute(f"SELECT id, path FROM chunks WHERE id IN ({','.join('?' * len(part))})", part))
+    return out
+
+
+def order_by_tier(items: list[T], tier_of_item: Callable[[T], int | None],
+                  score_of: Callable[[T], float] | None = None) -> list[T]:
+    """``items`` (best first) reordered by tier, stable within a tier; items whose tier is None dropped.
+    With ``score_of``, the relevant band (>= RELEVANT_BAND x the best score) is ordered before the rest."""
+    best = max((score_of(i) for i in items), default=0.0) if score_of else 0.0
+    keyed = []
+    for pos, item in enumerate(items):
+        tier = tier_of_item(item)
+        if tier is not None:
+            band = 0 if score_of is None or score_of(item) >= RELEVANT_BAND * best else 1
+            keyed.append((band, tier, pos, item))
+    keyed.sort(key=lambda t: t[:3])
+    return [t[3] for t in keyed]
+
+
+def tier_by_path(path_of: Callable[[T], str | None], projects: dict[str, Any], tier_of: TierOf
+                 ) -> Callable[[T], int | None]:
+    def tier(item: T) -> int | None:
+        path = path_of(item)
+        return tier_of(projects.get(path)) if path is not None else None
+
+    return tier
+
+
+def prefer_chunks(conn: sqlite3.Connection, ranked: list[tuple[int, Any]], tier_of: TierOf) -> list[tuple[int, Any]]:
+    """The project preference step of search: fused (chunk id, (score, …)) pairs reordered by tier."""
+    paths = chunk_paths(conn, [cid for cid, _ in ranked])
+    projects = file_projects(conn, set(paths.values()))
+    return order_by_tier(ranked, tier_by_path(lambda r: paths.get(r[0]), projects, tier_of), lambda r: r[1][0])

@@ -1,0 +1,127 @@
+"""Where recall looks and what it prefers: the session's project and the repository's team memory.
+
+``search`` and ``node_search`` ask the personal workspace and, when the session works in a git
+repository with a ``.reme/`` folder, that team workspace too. In each, the project preference
+(memory/project.py ``Preference``) orders the fused hits; the two lists are then merged by
+(tier, score), so the current project's notes come first wherever they live. Every hit says its
+project and its workspace.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from ..index.catalog import generation
+from ..index.tiers import order_by_tier
+from ..memory.project import Preference, Project, current, known_projects
+from ..memory.team import TEAM_DIR, ensure_gitignore, locate
+from ..workspace import Workspace
+from . import Context
+
+PERSONAL, TEAM = "personal", "team"
+KNOWN = "known projects"  # key of the cache in Context._scope (the others are team folder paths)
+TEAM_PREFIX = TEAM_DIR + "/"  # how paths of the repository's team memory are written in tool input and output
+
+
+@dataclass
+class Scoped:
+    hit: Any  # an index Hit or NodeHit
+    workspace: str  # PERSONAL or TEAM
+    tier: int
+    names: list[str]  # the hit's projects ([] = general)
+
+
+def session_cwd() -> str:
+    """Claude Code starts the MCP server in the project folder and sets CLAUDE_PROJECT_DIR (measured,
+    tests/test_projects_e2e.py); the CLI works from its working directory."""
+    return os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd()
+
+
+def current_project(ctx: Context, cwd: str | None = None) -> Project:
+    return current(known(ctx), cwd or session_cwd())
+
+
+def known(ctx: Context) -> dict[str, str]:
+    """The workspace's known projects, cached until the index changes (the query reads every file's
+    frontmatter: ~15-40 ms at 10k files, too much for every search)."""
+    def q(conn: Any) -> tuple[int, dict[str, str]]:
+        gen = generation(conn)
+        cached = ctx._scope.get(KNOWN)
+        return (gen, cached[1]) if cached and cached[0] == gen else (gen, known_projects(conn))
+
+    ctx._scope[KNOWN] = ctx.index.read(q)
+    return ctx._scope[KNOWN][1]
+
+
+def team_context(ctx: Context, cwd: str | None = None) -> tuple[Context | None, str | None]:
+    """(the team workspace's Context, or None; a warning about an unusable .reme/, or None)."""
+    found = locate(cwd or session_cwd(), ctx.workspace.root)
+    if found is None or found.root is None:
+        return None, found.problem if found else None
+    key = str(found.root)
+    if key not in ctx._scope:
+        ensure_gitignore(found.root)
+        try:
+            (found.root / "metadata").mkdir(exist_ok=True)
+        except OSError:
+            pass  # a read-only checkout: the index is built in memory
+        # the personal settings, never the repository's config.json: a committed file must not be
+        # able to send notes off the machine (embedding endpoint) or change limits
+        ctx._scope[key] = Context(Workspace(found.root, create=False), ctx.config)
+    return ctx._scope[key], None
+
+
+def scoped(ctx: Context, project: str | None, limit: int, ask: Callable[[Context, Callable[[Any], int | None]], list[Any]],
+           cwd: str | None = None, *, band: bool = True) -> tuple[list[Scoped], Project, list[str]]:
+    """Run ``ask(ctx, tier_of)`` in the personal and the team workspace and merge the hits the way
+    each index orders its own (index/tiers.py: by score, then tier within the relevant band when
+    ``band``; node search scores are BM25's, so there strictly by tier)."""
+    here = current_project(ctx, cwd)
+    pref = Preference.of(project, here.name)
+    team, warning = team_context(ctx, cwd)
+    out: list[Scoped] = []
+    for label, c, p in ((PERSONAL, ctx, pref), (TEAM, team, pref.with_unlabelled(here.name))):
+        if c is None:
+            continue
+        for hit in ask(c, p.tier):
+            tier = p.tier(hit.project)
+            if tier is not None:
+                out.append(Scoped(hit, label, tier, p.names(hit.project)))
+    out.sort(key=lambda s: -s.hit.score)
+    out = order_by_tier(out, lambda s: s.tier, (lambda s: s.hit.score) if band else None)
+    notes = [warning] if warning else []
+    if pref.only is not None and not out:
+        names = sorted(known(ctx))
+        notes.append(f"nothing found in project {pref.only!r}; projects in this workspace: "
+                     f"{', '.join(names) or 'none yet'} (or use project \"all\")")
+    return out[:limit], here, notes
+
+
+def project_status(ctx: Context) -> dict[str, Any]:
+    """The current project and the team memory recall would span (for ``status``)."""
+    here = current_project(ctx)
+    team, problem = team_context(ctx)
+    out: dict[str, Any] = {"name": here.name, "root": here.root, "cwd": here.cwd,
+                           "team": str(team.workspace.root) if team else None}
+    if problem:
+        out["team_problem"] = problem
+    if team is not None:
+        out["team_conflicts"] = team.index.status().get("conflicts", [])
+    return out
+
+
+def team_graph(ctx: Context, seeds: list[str], depth: int, direction: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """``traverse`` over the team memory for ``.reme/…`` seeds; paths come back with the prefix."""
+    from dataclasses import asdict
+
+    from ..errors import NotFoundError
+
+    team, problem = team_context(ctx)
+    if team is None:
+        raise NotFoundError(problem or f"there is no team memory ({TEAM_PREFIX}) in the repository of {session_cwd()}")
+    graph = team.index.traverse([s[len(TEAM_PREFIX):] for s in seeds], depth, direction)
+    nodes = [{**asdict(n), "path": TEAM_PREFIX + n.path} for n in graph.nodes]
+    edges = [{**asdict(e), "source": TEAM_PREFIX + e.source, "target": TEAM_PREFIX + e.target} for e in graph.edges]
+    return nodes, edges
