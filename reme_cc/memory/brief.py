@@ -26,7 +26,7 @@ import os
 import re
 import sqlite3
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from ..config import Config
 from ..workspace import Workspace, default_root
@@ -140,32 +140,17 @@ def _one_line(text: str, limit: int = 140) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-def _nodes_of(ws: Workspace, project: str, cwd: str, terms: list[str], today: str, pref: Preference
-              ) -> list[tuple[str, str, str]]:
-    """The relevant nodes of one workspace's index; none on any database problem."""
+def _with_index(ws: Workspace, fn: Callable[[sqlite3.Connection], Any], default: Any) -> Any:
+    """``fn(conn)`` on the workspace's index, read-only; ``default`` when there is none or on any problem."""
     conn = _connect(ws)
     if conn is None:
-        return []
+        return default
     try:
-        return relevant_nodes(conn, project, cwd, terms, today, pref)
+        return fn(conn)
     except sqlite3.Error:
-        return []
+        return default
     finally:
         conn.close()
-
-
-def _project_name(ws: Workspace, cwd: str) -> str:
-    """The current project's name as this workspace's notes spell it (memory/project.py)."""
-    conn = _connect(ws)
-    known: dict[str, str] = {}
-    if conn is not None:
-        try:
-            known = known_projects(conn)
-        except sqlite3.Error:
-            known = {}
-        finally:
-            conn.close()
-    return detect(cwd, known).name
 
 
 def build_brief(ws: Workspace, config: Config, *, cwd: str = "", today: str | None = None,
@@ -176,15 +161,20 @@ def build_brief(ws: Workspace, config: Config, *, cwd: str = "", today: str | No
     if budget <= 0:
         return ""
     today = today or _dt.date.today().isoformat()
-    here = _project_name(ws, cwd) if cwd else ""
     branch = git_branch(cwd) if cwd else None
     day, topics = interests.latest_interests(ws, today, max_days=RECENT_DAYS)
     terms = query_terms(find_root(cwd)[0].name if cwd else "", branch or "", *(t.title for t in topics[:3]))
-    pref = Preference.of(project, here or None)
-    nodes = _nodes_of(ws, here, cwd, terms, today, pref)
+
+    def personal(conn: sqlite3.Connection) -> tuple[str, list[tuple[str, str, str]]]:
+        name = detect(cwd, known_projects(conn)).name if cwd else ""  # as this workspace's notes spell it
+        return name, relevant_nodes(conn, name, cwd, terms, today, Preference.of(project, name or None))
+
+    here, nodes = _with_index(ws, personal, (detect(cwd).name if cwd else "", []))
     found = locate(cwd, ws.root) if cwd else None
     if found is not None and found.root is not None:
-        team = _nodes_of(Workspace(found.root, create=False), here, cwd, terms, today, pref.with_unlabelled(here))
+        pref = Preference.of(project, here or None).with_unlabelled(here)
+        team = _with_index(Workspace(found.root, create=False),
+                           lambda conn: relevant_nodes(conn, here, cwd, terms, today, pref), [])
         nodes = [(f"{TEAM_DIR}/{p}", n, d) for p, n, d in team] + nodes
     nodes = nodes[:MAX_NODES]
     if not topics and not nodes:

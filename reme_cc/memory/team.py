@@ -14,7 +14,6 @@ the repository's project) and secrets are redacted again on the way out.
 
 from __future__ import annotations
 
-import argparse
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -190,7 +189,7 @@ def share(ctx: Any, node: str, cwd: str | os.PathLike[str], *, move: bool = Fals
     return ShareResult(rel, dest, move, links, redactions)
 
 
-def _cmd_share(args: argparse.Namespace) -> int:
+def _cmd_share(args: Any) -> int:
     from .context import Context
 
     ctx = Context.open(getattr(args, "workspace", None))
@@ -202,6 +201,8 @@ def _cmd_share(args: argparse.Namespace) -> int:
 
 
 def register_cli(subparsers: Any) -> None:
+    import argparse
+
     p = subparsers.add_parser(
         "share", help="Copy a digest node into this repository's team memory (.reme/).",
         description="Copy (--move: move) a digest node into the team memory of the git repository you are in "
