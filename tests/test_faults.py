@@ -482,6 +482,7 @@ def test_api_hanging_past_the_agent_timeout_loses_nothing(tmp_path):
         api.rule(lambda r: not r.tool_results(last_only=True),
                  tool_use("mcp__reme__daily_write", {"name": "SQLite store", "description": "Chose SQLite.",
                                                      "content": "- SQLite, WAL mode"}))
-        p = cli(root, "auto-memory", "--session-id", SID, env=env)
+        # a generous timeout for the retry: on a loaded machine the real CLI alone can take more than 4 s
+        p = cli(root, "auto-memory", "--session-id", SID, env={**env, "REME_AGENT_TIMEOUT_S": "120"})
         assert p.returncode == 0 and "recorded" in p.stdout, p
     assert daily.find_card_by_session(ws, SID) is not None
