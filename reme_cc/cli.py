@@ -34,6 +34,7 @@ EXTENSIONS = (
     "reme_cc.memory.dream",
     "reme_cc.memory.resource",
     "reme_cc.memory.team",
+    "reme_cc.index.catchup",
 )
 
 

@@ -81,6 +81,11 @@ class Runtime:
 
     def _warm_up(self) -> None:
         if self.ctx is not None:
+            try:  # watching first, then one walk: nothing changed in between is missed
+                fresh = self.ctx.index.watch()
+                log.info("reme: freshness by %s%s", fresh["mode"], f" ({fresh['reason']})" if fresh.get("reason") else "")
+            except Exception:  # noqa: BLE001  (queries walk instead)
+                log.warning("reme: file watcher failed\n%s", traceback.format_exc())
             try:
                 report = self.ctx.index.sync()
                 log.info("reme: index ready in %.2fs (%s)", time.monotonic() - self.started, report)
@@ -98,7 +103,32 @@ class Runtime:
                 self.ctx.index.warm_keyword()
             except Exception:  # noqa: BLE001
                 log.warning("reme: bm25 warm-up failed\n%s", traceback.format_exc())
+            self._housekeeping()
         self.ready.set()
+
+    def _housekeeping(self) -> None:
+        """Vectors catch up whoever left the backlog (a killed worker is replaced); an idle server lets
+        its query model go. Runs in the tool thread (SQLite/faiss stay single-threaded), every
+        catchup.CHECK_EVERY_S."""
+        from .index.catchup import CHECK_EVERY_S
+
+        try:
+            pid = self.ctx.index.catch_up()
+            if pid:
+                log.info("reme: embedding backlog handed to worker pid %d", pid)
+            self.ctx.index.release_idle_models()
+        except Exception:  # noqa: BLE001  (search works without vectors; the error shows in `status`)
+            log.warning("reme: embedding catch-up failed\n%s", traceback.format_exc())
+
+        def again() -> None:
+            try:
+                self.executor.submit(self._housekeeping)
+            except RuntimeError:  # shutting down
+                pass
+
+        timer = threading.Timer(CHECK_EVERY_S, again)
+        timer.daemon = True
+        timer.start()
 
     def call(self, name: str, arguments: dict[str, Any] | None) -> Any:
         """Run one tool (in the worker thread). Raises ReMeError for user-facing failures."""

@@ -17,16 +17,17 @@ import sqlite3
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from ..config import Config
 from ..errors import InvalidInputError, ReMeError
 from ..workspace import Workspace
-from . import catalog, embedder as emb, keyword
+from . import catalog, catchup, embedder as emb, keyword
 from .bm25 import BM25Index
 from .catalog import index_log
-from .sync import CONFLICT_KEY, SyncReport, apply_changes, walk, wants_chunks
+from .sync import CONFLICT_KEY, WALK_LAYERS, SyncReport, apply_changes, walk, wants_chunks
 from .vectors import VectorStore
+from .watch import Watcher
 
 __all__ = [
     "Index", "SyncReport", "FileRecord", "LinkRecord", "Neighbor", "Hit", "SearchResponse", "NodeHit",
@@ -35,6 +36,9 @@ __all__ = [
 
 SYNC_INTERVAL = 1.0  # seconds between stat walks before queries (freshness target is 2 s)
 EMBED_BATCH = 8
+INLINE_FILES = 300  # a server indexes more changed files than this at once in the background
+MODEL_IDLE_S = 900.0  # an idle server lets its query model go after this
+VECTOR_LOG_KEEP = 20000  # rows of vector_log kept (announcements of new vectors)
 
 
 @dataclass
@@ -152,11 +156,16 @@ class Index:
         self._closed = False
         self.model_id = emb.model_id_for(config)  # validates config.embedding early
         self._query_embedder: emb.Embedder | None = None
+        self._passage_embedder: emb.Embedder | None = None
+        self._model_used = 0.0
         self._embed_error: str | None = None
         self._vectors = VectorStore(self.metadata, self.model_id, None) if self.model_id else None
         self._embed_thread: threading.Thread | None = None
         self._embed_wake = threading.Event()
         self._stop = threading.Event()
+        self._watcher: Watcher | None = None
+        self._bg_write: threading.Thread | None = None  # a burst being indexed in the background
+        self._bg_files = 0
         # in-memory BM25 (same answers as FTS5's bm25(), ~100x faster at 50k chunks); FTS5 answers until it is loaded
         self._bm25: BM25Index | None = BM25Index(self.metadata, self.mode) if self.mode in ("rw", "ro") else None
         if self.model_id and self.mode == "rw":
@@ -209,13 +218,15 @@ class Index:
         raise AssertionError("unreachable")
 
     # ---- sync ------------------------------------------------------------------------------------
-    def sync(self, force: bool = False) -> SyncReport:
-        """Bring the index up to date with the files (incremental; cheap when nothing changed)."""
+    def sync(self, force: bool = False, disk: dict[str, tuple[int, int]] | None = None) -> SyncReport:
+        """Bring the index up to date with the files (incremental; cheap when nothing changed).
+        ``disk``: a walk already made (the watcher's periodic check) instead of walking now."""
         t0 = time.perf_counter()
         report = SyncReport()
         if self.mode == "ro":
             return report
-        disk = walk(self.ws.root)
+        if disk is None:
+            disk = walk(self.ws.root)
 
         def diff(conn: sqlite3.Connection) -> dict[str, tuple[int, int] | None]:
             stats, stale = self._catalog_snapshot(conn)
@@ -260,15 +271,20 @@ class Index:
                progress: Callable[[int, int], None] | None = None) -> None:
         """``all_paths=None``: the catalog's paths read under the writer lock, plus/minus ``todo`` (another
         process may have added or deleted files while this one waited for the lock)."""
-        def do(conn: sqlite3.Connection) -> None:
-            with self._writer:
+        polite = self._watcher is not None  # a server: big batches in the background, at low priority
+
+        def do(conn: sqlite3.Connection, writer: Any = self._writer) -> None:
+            with writer:
                 paths = all_paths
                 if paths is None:
                     known = {r[0] for r in conn.execute("SELECT path FROM files")}
                     paths = (known | {p for p, st in todo.items() if st is not None}) - {
                         p for p, st in todo.items() if st is None}
-                apply_changes(conn, self.ws.root, self.config, todo, paths, report, progress)
+                apply_changes(conn, self.ws.root, self.config, todo, paths, report, progress, polite=polite)
 
+        if polite and all_paths is None and len(todo) > INLINE_FILES and self.mode == "rw":
+            self._write_in_background(todo, do)
+            return
         try:
             self._run(do)
         except OSError as exc:  # lock file on a read-only filesystem, etc.
@@ -276,12 +292,77 @@ class Index:
         if report.touched or report.chunks:
             self._kick_embedding()
 
+    def _write_in_background(self, todo: dict[str, tuple[int, int] | None],
+                             do: Callable[[sqlite3.Connection, Any], None]) -> None:
+        """A burst (a `git checkout`, a folder copied in): indexed by a thread on its own connection, so
+        queries keep answering from the index as it was (with a note in ``status``) instead of waiting."""
+        if self._bg_write is not None and self._bg_write.is_alive():
+            return  # the running batch's walk-and-diff catches these too on its next round
+
+        def run() -> None:
+            from .polite import lower_priority
+
+            lower_priority()
+            try:
+                conn = _open_rw(self.metadata)
+                try:
+                    do(conn, self._make_lock())
+                finally:
+                    conn.close()
+                self._kick_embedding()
+            except Exception as exc:  # noqa: BLE001 - the next query's check tries again
+                index_log(self.metadata, f"background indexing of {len(todo)} files failed: {exc}")
+            finally:
+                self._bg_files = 0
+                self._last_sync = 0.0  # and the next query looks again (changes made meanwhile)
+
+        self._bg_files = len(todo)
+        index_log(self.metadata, f"{len(todo)} files changed at once: indexing them in the background")
+        self._bg_write = threading.Thread(target=run, name="reme-index-burst", daemon=True)
+        self._bg_write.start()
+
+    def watch(self) -> dict[str, object]:
+        """Learn about changed files from the OS from now on (a long-lived process: the MCP server)
+        instead of walking before queries; falls back to the walk by itself. Call before a sync."""
+        if self._watcher is None and self.mode == "rw":
+            self._watcher = Watcher(self.ws.root, WALK_LAYERS, lambda m: index_log(self.metadata, m), walk)
+            self._watcher.start()
+        return self.freshness()
+
+    def freshness(self) -> dict[str, object]:
+        if self._watcher is None:
+            return {"mode": "walk", "reason": "not watching (only a server watches the files)"}
+        info = self._watcher.info()
+        if self._bg_files:
+            info["indexing_in_background"] = self._bg_files
+        return info
+
     def maybe_sync(self) -> None:
+        """Before a query: what changed since the last one (notifications), else a walk at most once a second."""
+        if self._bg_write is not None and self._bg_write.is_alive():
+            return  # a burst is being indexed; queries answer from the index as it is meanwhile
+        w = self._watcher
+        if w is not None:
+            changes = w.take()
+            if not changes.walk:
+                if changes.disk is not None:
+                    self.sync(disk=changes.disk)
+                if changes.paths:
+                    self._update(changes.paths, only_changed=True)
+                return
+            if w.mode == "notify":  # overflow: more changed than is worth listing
+                self.sync()
+                return
         if time.monotonic() - self._last_sync >= SYNC_INTERVAL:
             self.sync()
 
     def update_paths(self, paths: list[str]) -> None:
         """Re-index these workspace paths now (written, moved or deleted by a tool)."""
+        self._update(paths)
+
+    def _update(self, paths: Iterable[str], only_changed: bool = False) -> None:
+        """``only_changed``: skip paths whose size and mtime the catalog already has (notified paths
+        include the server's own writes, already indexed)."""
         if self.mode == "ro" or not paths:
             return
         todo: dict[str, tuple[int, int] | None] = {}
@@ -305,6 +386,9 @@ class Index:
                 for sub in self._run(lambda c: [r[0] for r in c.execute(
                         "SELECT path FROM files WHERE path LIKE ? ESCAPE '\\'", (_like_prefix(rel),))]):
                     todo.setdefault(sub, None)
+        if only_changed and todo:
+            stats, stale = self._run(self._catalog_snapshot)
+            todo = {p: st for p, st in todo.items() if p in stale or stats.get(p) != st}
         if not todo:
             return
         self._write(todo, None, SyncReport())
@@ -347,7 +431,12 @@ class Index:
 
     # ---- embeddings --------------------------------------------------------------------------------
     def _kick_embedding(self) -> None:
+        """New chunks: hand them to the workspace's one low-priority embedding worker (a private
+        in-memory index, which no other process can see, embeds in a thread of its own)."""
         if not self.model_id or not self.background_embedding or self.mode == "ro":
+            return
+        if self.mode == "rw":
+            catchup.ensure_worker(self.ws, self.config)
             return
         self._embed_wake.set()
         if self._embed_thread is None or not self._embed_thread.is_alive():
@@ -355,6 +444,9 @@ class Index:
             self._embed_thread.start()
 
     def _embed_loop(self) -> None:
+        from .polite import lower_priority
+
+        lower_priority()
         while not self._stop.is_set():
             self._embed_wake.clear()
             try:
@@ -364,51 +456,81 @@ class Index:
                 index_log(self.metadata, f"embedding failed: {exc}")
             self._embed_wake.wait(timeout=30.0)
 
+    def catch_up(self) -> int | None:
+        """A long-lived process (the server): make sure the backlog is being embedded, whoever made it.
+        Returns the worker's pid when one was started."""
+        if not self.model_id or not self.background_embedding or self.mode != "rw":
+            return None
+        embedded, total = self.vector_coverage()
+        return catchup.ensure_worker(self.ws, self.config) if total > embedded else None
+
+    def vector_coverage(self) -> tuple[int, int]:
+        """(distinct chunk texts with a vector for the current model, distinct chunk texts), from the
+        vector store's own reconciliation (no scan of the embeddings table)."""
+        if self._vectors is None:
+            return 0, 0
+        self._refresh_vectors()
+        return self._vectors.coverage()
+
     def embed_pending(self, limit: int | None = None, stop: threading.Event | None = None) -> int:
-        """Embed chunks that have no vector for the current model yet, in small batches (one
-        process at a time, on metadata/embed.lock). Returns how many chunks were embedded."""
+        """Embed chunks that have no vector for the current model yet, here and now, unless another
+        process is at it (metadata/embed.lock). Returns how many chunks were embedded."""
         if not self.model_id or self.mode == "ro":
             return 0
-        from filelock import FileLock, Timeout
+        from filelock import Timeout
 
-        if self.mode == "memory":
-            lock: Any = _NoLock()
-        else:
-            lock = FileLock(str(self.metadata / "embed.lock"), timeout=0)
         try:
-            with lock:
-                model = self._get_embedder("passage")
-                conn = self._conn if self.mode == "memory" else _open_rw(self.metadata)
-                done = 0
-                try:
-                    while (limit is None or done < limit) and not (stop and stop.is_set()):
-                        with (self._rlock if self.mode == "memory" else _NoLock()):
-                            rows = conn.execute(
-                                "SELECT c.hash, MIN(c.text) FROM chunks c LEFT JOIN embeddings e "
-                                "ON e.model = ? AND e.hash = c.hash WHERE e.hash IS NULL GROUP BY c.hash LIMIT ?",
-                                (self.model_id, EMBED_BATCH),
-                            ).fetchall()
-                        if not rows:
-                            break
-                        vecs = model.passages([r[1] for r in rows])
-                        with (self._rlock if self.mode == "memory" else _NoLock()):
-                            conn.execute("BEGIN IMMEDIATE")
-                            conn.executemany(
-                                "INSERT OR IGNORE INTO embeddings(model, hash, vector) VALUES (?,?,?)",
-                                [(self.model_id, r[0], vecs[i].astype("float32").tobytes()) for i, r in enumerate(rows)],
-                            )
-                            catalog.bump_generation(conn)
-                            conn.execute("COMMIT")
-                        done += len(rows)
-                finally:
-                    if conn is not self._conn:
-                        conn.close()
-                if done and self._vectors is not None:
-                    self._refresh_vectors()
-                    self._vectors.save(self._generation())
-                return done
+            with (_NoLock() if self.mode == "memory" else catchup.lock(self.metadata)):
+                return self.embed_backlog(limit=limit, stop=stop)
         except Timeout:
-            return 0  # another process is embedding; its vectors reach us through the generation
+            return 0  # another process is embedding; its vectors reach us through vector_log
+
+    def embed_backlog(self, report: Callable[[int], None] | None = None, limit: int | None = None,
+                      stop: threading.Event | None = None) -> int:
+        """The embedding loop (the caller holds the embed lock): batches of EMBED_BATCH chunk texts,
+        each one transaction that stores the vectors and announces them in vector_log."""
+        if not self.model_id or self.mode == "ro":
+            return 0
+        model = self._get_embedder("passage")
+        conn = self._conn if self.mode == "memory" else _open_rw(self.metadata)
+        done = 0
+        try:
+            while (limit is None or done < limit) and not (stop and stop.is_set()):
+                with (self._rlock if self.mode == "memory" else _NoLock()):
+                    rows = conn.execute(
+                        "SELECT c.hash, MIN(c.text) FROM chunks c WHERE NOT EXISTS (SELECT 1 FROM embeddings e "
+                        "WHERE e.model = ? AND e.hash = c.hash) GROUP BY c.hash LIMIT ?",
+                        (self.model_id, EMBED_BATCH),
+                    ).fetchall()
+                if not rows:
+                    break
+                vecs = model.passages([r[1] for r in rows])
+                with (self._rlock if self.mode == "memory" else _NoLock()):
+                    conn.execute("BEGIN IMMEDIATE")
+                    try:
+                        conn.executemany(
+                            "INSERT OR IGNORE INTO embeddings(model, hash, vector) VALUES (?,?,?)",
+                            [(self.model_id, r[0], vecs[i].astype("float32").tobytes()) for i, r in enumerate(rows)],
+                        )
+                        conn.executemany("INSERT INTO vector_log(model, hash) VALUES (?,?)",
+                                         [(self.model_id, r[0]) for r in rows])
+                        # keep the log short: a reader that falls behind its start probes everything once
+                        conn.execute("DELETE FROM vector_log WHERE seq <= (SELECT MAX(seq) FROM vector_log) - ?",
+                                     (VECTOR_LOG_KEEP,))
+                        conn.execute("COMMIT")
+                    except BaseException:
+                        conn.execute("ROLLBACK")
+                        raise
+                done += len(rows)
+                if report:
+                    report(len(rows))
+        finally:
+            if conn is not self._conn:
+                conn.close()
+        if done and self._vectors is not None:
+            self._refresh_vectors()
+            self._vectors.save(self._generation())  # the warm start of every other process
+        return done
 
     def _get_embedder(self, role: str) -> emb.Embedder:
         # Queries get their own model handle so a running background batch never delays a search.
@@ -418,7 +540,23 @@ class Index:
             if model is None:
                 model = emb.make_embedder(self.config)
                 setattr(self, attr, model)
+            self._model_used = time.monotonic()
             return model  # type: ignore[return-value]
+
+    def release_idle_models(self, idle: float = MODEL_IDLE_S) -> bool:
+        """Drop the embedding models after ``idle`` seconds without use (the next search loads the
+        query model again, ~0.3 s). Returns whether one was released."""
+        with self._rlock:
+            if time.monotonic() - self._model_used < idle:
+                return False
+            held = self._query_embedder is not None or self._passage_embedder is not None
+            self._query_embedder = None
+            self._passage_embedder = None
+        if held:
+            import gc
+
+            gc.collect()
+        return held
 
     def _generation(self) -> int:
         return self._run(catalog.generation)
@@ -535,11 +673,6 @@ class Index:
 
         def q(conn: sqlite3.Connection) -> dict[str, Any]:
             one = lambda sql, *a: conn.execute(sql, a).fetchone()[0]  # noqa: E731
-            backlog = 0
-            embedded = 0
-            if self.model_id:
-                embedded = one("SELECT COUNT(DISTINCT c.hash) FROM chunks c JOIN embeddings e ON e.model=? AND e.hash=c.hash", self.model_id)
-                backlog = one("SELECT COUNT(DISTINCT hash) FROM chunks") - embedded
             size = sum(f.stat().st_size for f in self.metadata.glob("index.sqlite*") if f.is_file())
             vec_size = sum(f.stat().st_size for f in self.metadata.glob("vectors-*") if f.is_file())
             return {
@@ -552,8 +685,6 @@ class Index:
                 "dangling_links": one("SELECT COUNT(*) FROM links WHERE resolved_path IS NULL"),
                 "embedding_backend": emb.backend_name(self.config),
                 "model": self.model_id,
-                "embedded_chunks": embedded,
-                "embedding_backlog": backlog,
                 "embedding_error": self._embed_error,
                 "index_bytes": size + vec_size,
                 "generation": catalog.generation(conn),
@@ -562,16 +693,28 @@ class Index:
                 "conflicts": [r[0] for r in conn.execute(
                     "SELECT path FROM files WHERE indexed=0 AND json_valid(extra) AND "
                     f"json_type(extra, '$.{CONFLICT_KEY}') IS NOT NULL ORDER BY path")],
+                "freshness": self.freshness(),
                 "rss_mb": round(rss_mb(), 1),
             }
 
-        return self._run(q)
+        out = self._run(q)
+        if self.model_id:
+            cov = catchup.coverage(self)
+            out.update(embedded_chunks=cov["embedded"], embedding_backlog=cov["backlog"], embedding=cov,
+                       embedding_summary=catchup.describe(cov))
+        else:
+            out.update(embedded_chunks=0, embedding_backlog=0)
+        return out
 
     def close(self) -> None:
         if self._closed:
             return
         self._stop.set()
         self._embed_wake.set()
+        if self._watcher is not None:
+            self._watcher.close()
+        if self._bg_write is not None:
+            self._bg_write.join(timeout=30)
         if self._bm25 is not None:
             self._bm25.close()
         if self._embed_thread is not None:

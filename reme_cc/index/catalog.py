@@ -44,7 +44,11 @@ CREATE VIRTUAL TABLE IF NOT EXISTS nodes_fts USING fts5(path UNINDEXED, tokens, 
 CREATE TABLE IF NOT EXISTS embeddings (
     model TEXT NOT NULL, hash TEXT NOT NULL, vector BLOB NOT NULL, PRIMARY KEY (model, hash)
 ) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS vector_log (seq INTEGER PRIMARY KEY AUTOINCREMENT, model TEXT NOT NULL, hash TEXT NOT NULL);
 """
+# Added to schema 3 without a version bump (a bump would rebuild the database and lose the embedding
+# cache, hours of work): created on open when missing.
+VECTOR_LOG = SCHEMA.strip().rstrip(";").split(";")[-1]
 
 
 class DamagedIndex(Exception):
@@ -109,6 +113,8 @@ def connect(metadata: Path) -> tuple[sqlite3.Connection, str]:
                 continue
             if version is None:
                 create_schema(conn)
+            elif conn.execute("SELECT 1 FROM sqlite_master WHERE name='vector_log'").fetchone() is None:
+                conn.execute(VECTOR_LOG)
             return conn, "rw"
         except sqlite3.DatabaseError as exc:
             conn.close()

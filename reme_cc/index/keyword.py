@@ -19,6 +19,15 @@ MAX_QUERY_CHARS = 2000  # longer queries are cut: BM25 over thousands of terms i
 MAX_QUERY_TERMS = 64
 
 
+_full = False
+
+
+def full_dictionary() -> None:
+    """Use jieba's own in-memory dict in this process (bulk indexing: ~30x faster look-ups, +75 MB)."""
+    global _full
+    _full = True
+
+
 def _jieba():
     global _ready
     import jieba
@@ -27,13 +36,22 @@ def _jieba():
         with _init_lock:
             if not _ready:
                 jieba.setLogLevel(logging.WARNING)
-                jieba.initialize()
+                table = None
+                if not _full:
+                    from .dictionary import load
+
+                    table = load(jieba)
+                if table is not None:  # the machine-wide shared table: same tokens, no per-process dict
+                    with jieba.dt.lock:
+                        jieba.dt.FREQ, jieba.dt.total, jieba.dt.initialized = table, table.total, True
+                else:
+                    jieba.initialize()
                 _ready = True
     return jieba
 
 
 def warm_up() -> None:
-    """Load the jieba dictionary now (about a second) rather than inside the first CJK query."""
+    """Map the jieba dictionary now rather than inside the first CJK query."""
     _jieba()
 
 

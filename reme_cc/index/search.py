@@ -140,10 +140,11 @@ def run_search(index: "Index", query: str, limit: int = 5, min_score: float = 0.
             row = conn.execute("SELECT path, start_line, end_line, text FROM chunks WHERE id=?", (cid,)).fetchone()
             if row is None:
                 continue  # removed by a concurrent writer between recall and load
-            hit = Hit(row[0], row[1], row[2], round(score, 6), round(v, 6), round(w, 6), row[3])
-            if expand:
-                hit.outlinks, hit.outlinks_total, hit.inlinks, hit.inlinks_total = neighbours(conn, row[0])
-            hits.append(hit)
+            hits.append(Hit(row[0], row[1], row[2], round(score, 6), round(v, 6), round(w, 6), row[3]))
+        if expand and hits:  # the neighbours of every hit in one batch of queries
+            around = neighbours(conn, [h.path for h in hits])
+            for hit in hits:
+                hit.outlinks, hit.outlinks_total, hit.inlinks, hit.inlinks_total = around[hit.path]
         projects = tiers.file_projects(conn, {h.path for h in hits})
         for hit in hits:
             hit.project = projects.get(hit.path)

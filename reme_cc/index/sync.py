@@ -222,20 +222,31 @@ def _prepare_star(args: tuple) -> Prepared:
     return prepare(*args)
 
 
-def prepared_stream(ws_root: Path, items: list[tuple[str, tuple[int, int]]], config: Config) -> Iterator[Prepared]:
+def _pool_worker(polite: bool) -> None:
+    keyword.full_dictionary()  # bulk tokenising: jieba's own dict is ~30x faster than the shared table
+    if polite:
+        from .polite import lower_priority
+
+        lower_priority()
+
+
+def prepared_stream(ws_root: Path, items: list[tuple[str, tuple[int, int]]], config: Config,
+                    polite: bool = False) -> Iterator[Prepared]:
     """Prepare files in order; big batches use a process pool (jieba + mistletoe are CPU bound).
+    ``polite`` (a server's background batch): half the cores, at the lowest priority.
 
     Like any multiprocessing pool, its workers re-import the main module: a script that opens an
     Index must keep its work under ``if __name__ == "__main__":`` (reme's own entry points do)."""
-    workers = min(os.cpu_count() or 1, 8)
-    if len(items) < PARALLEL_MIN or workers < 2:
+    cores = os.cpu_count() or 1
+    workers = max(1, cores // 2) if polite else min(cores, 8)
+    if len(items) < PARALLEL_MIN or (workers < 2 and not polite):  # polite: even one worker is a low-priority process
         for path, stat in items:
             yield prepare(ws_root, path, stat, config)
         return
     import multiprocessing as mp
 
     ctx = mp.get_context("forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn")
-    with ctx.Pool(workers) as pool:
+    with ctx.Pool(workers, initializer=_pool_worker, initargs=(polite,)) as pool:
         yield from pool.imap(_prepare_star, [(ws_root, p, st, config) for p, st in items], chunksize=16)
 
 
@@ -284,6 +295,7 @@ def reresolve(conn: sqlite3.Connection, paths: set[str], stems: Mapping[str, lis
 def apply_changes(
     conn: sqlite3.Connection, ws_root: Path, config: Config, todo: dict[str, tuple[int, int] | None],
     all_paths: set[str], report: SyncReport, progress: Callable[[int, int], None] | None = None,
+    polite: bool = False,
 ) -> None:
     """Write ``todo`` ({path: stat, or None when deleted}) in transactions of BATCH files.
     The caller holds the writer lock."""
@@ -294,7 +306,7 @@ def apply_changes(
     removed: set[str] = set()
     total = len(todo)
     done = 0
-    stream = prepared_stream(ws_root, present, config)
+    stream = prepared_stream(ws_root, present, config, polite)
     set_changed = False
 
     def batches() -> Iterator[list[Any]]:

