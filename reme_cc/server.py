@@ -80,43 +80,45 @@ class Runtime:
             log.error("reme: %s\n%s", self.open_error, traceback.format_exc())
 
     def _warm_up(self) -> None:
+        """Everything the first search would otherwise wait for, each step logged with its time; a
+        failing step is logged and skipped (search loads it again on first use and reports errors)."""
         if self.ctx is not None:
-            try:  # watching first, then one walk: nothing changed in between is missed
-                fresh = self.ctx.index.watch()
-                log.info("reme: freshness by %s%s", fresh["mode"], f" ({fresh['reason']})" if fresh.get("reason") else "")
-            except Exception:  # noqa: BLE001  (queries walk instead)
-                log.warning("reme: file watcher failed\n%s", traceback.format_exc())
-            try:
-                report = self.ctx.index.sync()
-                log.info("reme: index ready in %.2fs (%s)", time.monotonic() - self.started, report)
-            except ReMeError as exc:
-                log.error("reme: index sync failed: %s", exc)
-            except Exception:  # noqa: BLE001  (tools still work on files; the error shows in `status`)
-                log.error("reme: index sync failed\n%s", traceback.format_exc())
-            try:  # an index already in sync never loaded jieba: the first CJK search would wait for it
-                from .index import keyword
+            from .index import keyword
 
-                keyword.warm_up()
-            except Exception:  # noqa: BLE001  (search loads it again on first use and reports errors)
-                log.warning("reme: jieba warm-up failed\n%s", traceback.format_exc())
-            try:  # in-memory BM25: loads its snapshot (or builds) in the background; FTS5 answers meanwhile
-                self.ctx.index.warm_keyword()
-            except Exception:  # noqa: BLE001
-                log.warning("reme: bm25 warm-up failed\n%s", traceback.format_exc())
-            self._housekeeping()
+            index = self.ctx.index
+            steps = (
+                ("watch", index.watch),        # file notifications, set up in their own thread
+                ("sync", index.sync),          # one walk: what changed while no server ran
+                ("jieba", keyword.warm_up),    # the shared dictionary table, for the first CJK query
+                ("bm25", index.warm_keyword),  # snapshot load in the background; FTS5 answers meanwhile
+                ("vectors", index.warm_vectors),  # the shared faiss file and the query model
+                ("catch-up", self._housekeeping),  # backlog -> the embedding worker
+            )
+            took = []
+            for name, step in steps:
+                t = time.monotonic()
+                try:
+                    step()
+                except ReMeError as exc:
+                    log.error("reme: warm-up step %s failed: %s", name, exc)
+                except Exception:  # noqa: BLE001  (tools still work on files; the error shows in `status`)
+                    log.error("reme: warm-up step %s failed\n%s", name, traceback.format_exc())
+                took.append(f"{name} {time.monotonic() - t:.2f}s")
+            log.info("reme: ready %.2fs after start (%s)", time.monotonic() - self.started, ", ".join(took))
         self.ready.set()
 
     def _housekeeping(self) -> None:
         """Vectors catch up whoever left the backlog (a killed worker is replaced); an idle server lets
-        its query model go. Runs in the tool thread (SQLite/faiss stay single-threaded), every
-        catchup.CHECK_EVERY_S."""
+        go of its models and in-memory indexes. Runs in the tool thread (SQLite/faiss stay
+        single-threaded), every catchup.CHECK_EVERY_S."""
         from .index.catchup import CHECK_EVERY_S
 
         try:
             pid = self.ctx.index.catch_up()
             if pid:
                 log.info("reme: embedding backlog handed to worker pid %d", pid)
-            self.ctx.index.release_idle_models()
+            if self.ctx.index.release_idle():
+                log.info("reme: idle: released the query model and in-memory indexes (reloaded by the next search)")
         except Exception:  # noqa: BLE001  (search works without vectors; the error shows in `status`)
             log.warning("reme: embedding catch-up failed\n%s", traceback.format_exc())
 

@@ -23,7 +23,7 @@ from ..config import Config
 from ..errors import InvalidInputError, ReMeError
 from ..workspace import Workspace
 from . import catalog, catchup, embedder as emb, keyword
-from .bm25 import BM25Index
+from .bm25 import BM25Index, trim_heap
 from .catalog import index_log
 from .sync import CONFLICT_KEY, WALK_LAYERS, SyncReport, apply_changes, walk, wants_chunks
 from .vectors import VectorStore
@@ -37,7 +37,7 @@ __all__ = [
 SYNC_INTERVAL = 1.0  # seconds between stat walks before queries (freshness target is 2 s)
 EMBED_BATCH = 8
 INLINE_FILES = 300  # a server indexes more changed files than this at once in the background
-MODEL_IDLE_S = 900.0  # an idle server lets its query model go after this
+IDLE_RELEASE_S = 120.0  # an idle server lets go of its models and in-memory indexes after this
 VECTOR_LOG_KEEP = 20000  # rows of vector_log kept (announcements of new vectors)
 
 
@@ -157,7 +157,7 @@ class Index:
         self.model_id = emb.model_id_for(config)  # validates config.embedding early
         self._query_embedder: emb.Embedder | None = None
         self._passage_embedder: emb.Embedder | None = None
-        self._model_used = 0.0
+        self._last_query = time.monotonic()
         self._embed_error: str | None = None
         self._vectors = VectorStore(self.metadata, self.model_id, None) if self.model_id else None
         self._embed_thread: threading.Thread | None = None
@@ -321,12 +321,14 @@ class Index:
         self._bg_write = threading.Thread(target=run, name="reme-index-burst", daemon=True)
         self._bg_write.start()
 
-    def watch(self) -> dict[str, object]:
+    def watch(self, wait: float = 0.0) -> dict[str, object]:
         """Learn about changed files from the OS from now on (a long-lived process: the MCP server)
-        instead of walking before queries; falls back to the walk by itself. Call before a sync."""
+        instead of walking before queries; until the watches are in place (and whenever they fail)
+        queries walk as before. ``wait``: seconds to wait for the watches (tests)."""
         if self._watcher is None and self.mode == "rw":
             self._watcher = Watcher(self.ws.root, WALK_LAYERS, lambda m: index_log(self.metadata, m), walk)
-            self._watcher.start()
+        if self._watcher is not None:
+            self._watcher.start(wait)
         return self.freshness()
 
     def freshness(self) -> dict[str, object]:
@@ -339,6 +341,7 @@ class Index:
 
     def maybe_sync(self) -> None:
         """Before a query: what changed since the last one (notifications), else a walk at most once a second."""
+        self._last_query = time.monotonic()
         if self._bg_write is not None and self._bg_write.is_alive():
             return  # a burst is being indexed; queries answer from the index as it is meanwhile
         w = self._watcher
@@ -456,6 +459,14 @@ class Index:
                 index_log(self.metadata, f"embedding failed: {exc}")
             self._embed_wake.wait(timeout=30.0)
 
+    def warm_vectors(self) -> None:
+        """Load the vectors (from the shared faiss file) and the query model now, not in the first search."""
+        if self._vectors is None:
+            return
+        self._refresh_vectors()
+        if self._vectors.count:
+            self._get_embedder("query")
+
     def catch_up(self) -> int | None:
         """A long-lived process (the server): make sure the backlog is being embedded, whoever made it.
         Returns the worker's pid when one was started."""
@@ -540,23 +551,32 @@ class Index:
             if model is None:
                 model = emb.make_embedder(self.config)
                 setattr(self, attr, model)
-            self._model_used = time.monotonic()
             return model  # type: ignore[return-value]
 
-    def release_idle_models(self, idle: float = MODEL_IDLE_S) -> bool:
-        """Drop the embedding models after ``idle`` seconds without use (the next search loads the
-        query model again, ~0.3 s). Returns whether one was released."""
+    def release_idle(self, idle: float | None = None) -> bool:
+        """After ``idle`` seconds without a query, let go of what the next query can load again from
+        the shared files: the query model (~0.1 s to reload), the vectors (the faiss file, ~0.2 s) and
+        the in-memory BM25 (its snapshot, in the background; FTS5 answers meanwhile). An idle window
+        then holds little more than the interpreter. Returns whether anything was released."""
+        idle = float(os.environ.get("REME_IDLE_RELEASE_S", IDLE_RELEASE_S)) if idle is None else idle
         with self._rlock:
-            if time.monotonic() - self._model_used < idle:
+            if self._closed or time.monotonic() - self._last_query < idle:
                 return False
-            held = self._query_embedder is not None or self._passage_embedder is not None
-            self._query_embedder = None
-            self._passage_embedder = None
-        if held:
-            import gc
+            held = (self._query_embedder is not None or self._passage_embedder is not None
+                    or (self._vectors is not None and self._vectors.count > 0)
+                    or (self._bm25 is not None and self._bm25.ready))
+            if not held:
+                return False
+            self._query_embedder = self._passage_embedder = None
+            if self._vectors is not None:
+                self._vectors = VectorStore(self.metadata, self.model_id or "", None)
+            if self._bm25 is not None:
+                self._bm25.discard()
+        import gc
 
-            gc.collect()
-        return held
+        gc.collect()
+        trim_heap()
+        return True
 
     def _generation(self) -> int:
         return self._run(catalog.generation)

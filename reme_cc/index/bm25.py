@@ -395,7 +395,7 @@ def _batches(rows: Iterable[tuple], n: int) -> Iterator[list[tuple]]:
             yield batch
 
 
-def _trim() -> None:
+def trim_heap() -> None:
     """Give the build's freed temporaries back to the OS (glibc keeps them otherwise: ~90 MB at 50k chunks)."""
     try:
         import ctypes
@@ -628,7 +628,7 @@ class BM25Index:
             index_log(self.metadata, f"bm25: {self.disabled}; keyword search stays on FTS5")
             raise _Stopped()
         if how == "built":
-            _trim()
+            trim_heap()
         saved = False
         if how == "built" and save and self.mode == "rw":
             saved = save_snapshot(self.metadata, state)

@@ -30,7 +30,7 @@ LOCK = "embed.lock"
 PROGRESS = "embed-progress.json"
 SPAWN_GAP_S = 5.0      # a worker this process started is still importing: do not start another
 IDLE_GRACE_S = 10.0    # the worker waits this long for new chunks before it exits
-CHECK_EVERY_S = 60.0   # a server re-checks the backlog this often (a killed worker is replaced)
+CHECK_EVERY_S = 30.0   # a server re-checks the backlog this often (a killed worker is replaced)
 _spawned: dict[str, float] = {}
 
 

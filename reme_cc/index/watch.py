@@ -13,6 +13,7 @@ logged once and shown by ``status``.
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 import time
@@ -82,9 +83,11 @@ class Watcher:
         self._thread: threading.Thread | None = None
         self.events = 0
 
-    def start(self, timeout: float = 10.0) -> bool:
-        """Start watching; True once notifications are on (False: the caller keeps walking)."""
+    def start(self, timeout: float = 0.0) -> bool:
+        """Start watching (waits up to ``timeout`` for the watches to be in place); True once
+        notifications are on. Until then ``take`` says "walk", so nothing is missed meanwhile."""
         if self._thread is None:
+            self.reason = "starting"
             self._thread = threading.Thread(target=self._run, name="reme-watch", daemon=True)
             self._thread.start()
         self._started.wait(timeout)
@@ -130,11 +133,15 @@ class Watcher:
         except Exception as exc:  # noqa: BLE001 - no library, watch limit reached, unsupported platform
             self._fall_back(_why(exc))
             return
+        # one walk once the watches are in place: what changed before them reaches the next query as a diff
+        disk = self._walk(self.root)
         with self._lock:
             self.mode = "notify"
+            self._disk = disk
             self.reason = (f"{self.fstype} filesystem: other machines' writes are found by a walk every "
                            f"{REMOTE_CHECK_S:.0f} s") if self.remote else None
         self._started.set()
+        logging.getLogger("reme_cc.index").info("file notifications on for %s (%s)", self.root, self.fstype or "?")
         period = REMOTE_CHECK_S if self.remote else LOCAL_CHECK_S
         last_walk = time.monotonic()
         prefix = str(self.root).rstrip(os.sep) + os.sep
