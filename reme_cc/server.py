@@ -83,12 +83,13 @@ class Runtime:
         """Everything the first search would otherwise wait for, each step logged with its time; a
         failing step is logged and skipped (search loads it again on first use and reports errors)."""
         if self.ctx is not None:
-            from .index import keyword
+            from .index import keyword, sync
 
             index = self.ctx.index
             steps = (
                 ("watch", index.watch),        # file notifications, set up in their own thread
                 ("sync", index.sync),          # one walk: what changed while no server ran
+                ("parsers", sync.warm_up),     # for the first edit the watcher reports
                 ("jieba", keyword.warm_up),    # the shared dictionary table, for the first CJK query
                 ("bm25", index.warm_keyword),  # snapshot load in the background; FTS5 answers meanwhile
                 ("vectors", index.warm_vectors),  # the shared faiss file and the query model

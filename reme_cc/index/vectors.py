@@ -20,6 +20,7 @@ import numpy as np
 
 from ..errors import ReMeError
 from ..workspace import atomic_write
+from .bm25 import trim_heap
 from .catalog import get_meta, index_log
 
 
@@ -113,6 +114,7 @@ class VectorStore:
             if first:
                 self.db_id = get_meta(conn, "db_id") or ""
                 self._load_file()
+                trim_heap()  # the file's read buffer (~the index's size) goes back to the OS
             probe: set[str] = set()
             chunks_moved = first or generation != self._key[0]
             if chunks_moved:
