@@ -196,3 +196,20 @@ def test_notes_written_any_way_are_found_by_vector_while_a_server_runs(ws, monke
         assert until(lambda: vector_hit("my kitten is a picky eater", "daily/2026-06-20/hand.md"))
         status = McpProcess.text(srv.call_tool("status", {}))
         assert "freshness: file notifications" in status and "vectors for 100 %" in status
+
+
+def test_an_idle_index_lets_go_of_models_and_in_memory_indexes_and_reloads_them(ws):
+    _notes(ws, 3)
+    index = Index(ws, Config.load(ws.root).replace(embedding="none"), background_embedding=False)
+    try:
+        index.sync()
+        index.warm_keyword()
+        assert index._bm25.wait_ready(60)
+        assert not index.release_idle(idle=3600)  # used a moment ago: kept
+        assert index.release_idle(idle=0) and not index._bm25.ready
+        assert not index.release_idle(idle=0)  # nothing left to release
+        hits = index.search("topic number 2").results  # FTS5 answers while BM25 reloads its snapshot
+        assert hits and hits[0].path == "daily/2026-06-20/note-2.md"
+        assert index._bm25.wait_ready(60)
+    finally:
+        index.close()

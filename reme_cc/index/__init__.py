@@ -474,6 +474,8 @@ class Index:
         Returns the worker's pid when one was started."""
         if not self.model_id or not self.background_embedding or self.mode != "rw":
             return None
+        if self._vectors is None or not self._vectors.loaded:
+            return None  # released while idle: checked again once a search has loaded them
         embedded, total = self.vector_coverage()
         return catchup.ensure_worker(self.ws, self.config) if total > embedded else None
 

@@ -179,6 +179,10 @@ class VectorStore:
             raise ValueError("embedding dimension changed within one model id")
         return np.ascontiguousarray(vecs), np.array(out_i, dtype=np.int64)
 
+    @property
+    def loaded(self) -> bool:
+        return self._loaded
+
     def coverage(self) -> tuple[int, int]:
         """(distinct chunk texts with a vector, distinct chunk texts) as of the last refresh."""
         with self._lock:
