@@ -80,33 +80,47 @@ class Runtime:
             log.error("reme: %s\n%s", self.open_error, traceback.format_exc())
 
     def _warm_up(self) -> None:
-        """Everything the first search would otherwise wait for, each step logged with its time; a
-        failing step is logged and skipped (search loads it again on first use and reports errors)."""
-        if self.ctx is not None:
-            from .index import keyword, sync
+        """Everything the first search would otherwise wait for, one step per job in the tool thread,
+        so a call that arrives meanwhile waits for the step under way, not for all of them (it loads
+        what it needs itself). Each step is logged with its time; a failing step is logged and skipped
+        (search loads it again on first use and reports errors)."""
+        if self.ctx is None:
+            self.ready.set()
+            return
+        from .index import keyword, sync
 
-            index = self.ctx.index
-            steps = (
-                ("watch", index.watch),        # file notifications, set up in their own thread
-                ("sync", index.sync),          # one walk: what changed while no server ran
-                ("parsers", sync.warm_up),     # for the first edit the watcher reports
-                ("jieba", keyword.warm_up),    # the shared dictionary table, for the first CJK query
-                ("bm25", index.warm_keyword),  # snapshot load in the background; FTS5 answers meanwhile
-                ("vectors", index.warm_vectors),  # the shared faiss file and the query model
-                ("catch-up", self._housekeeping),  # backlog -> the embedding worker
-            )
-            took = []
-            for name, step in steps:
-                t = time.monotonic()
-                try:
-                    step()
-                except ReMeError as exc:
-                    log.error("reme: warm-up step %s failed: %s", name, exc)
-                except Exception:  # noqa: BLE001  (tools still work on files; the error shows in `status`)
-                    log.error("reme: warm-up step %s failed\n%s", name, traceback.format_exc())
-                took.append(f"{name} {time.monotonic() - t:.2f}s")
-            log.info("reme: ready %.2fs after start (%s)", time.monotonic() - self.started, ", ".join(took))
-        self.ready.set()
+        index = self.ctx.index
+        steps = [
+            ("watch", index.watch),            # file notifications, set up in their own thread
+            ("sync", index.sync),              # one walk: what changed while no server ran
+            ("bm25", index.warm_keyword),      # snapshot load in the background; FTS5 answers meanwhile
+            ("vectors", index.warm_vectors),   # the shared faiss file and the query model
+            ("catch-up", self._housekeeping),  # backlog -> the embedding worker; idle release
+            ("jieba", keyword.warm_up),        # the shared dictionary table, for the first CJK query
+            ("parsers", sync.warm_up),         # for the first edit the watcher reports
+        ]
+        took: list[str] = []
+
+        def step(i: int) -> None:
+            if i == len(steps):
+                log.info("reme: ready %.2fs after start (%s)", time.monotonic() - self.started, ", ".join(took))
+                self.ready.set()
+                return
+            name, fn = steps[i]
+            t = time.monotonic()
+            try:
+                fn()
+            except ReMeError as exc:
+                log.error("reme: warm-up step %s failed: %s", name, exc)
+            except Exception:  # noqa: BLE001  (tools still work on files; the error shows in `status`)
+                log.error("reme: warm-up step %s failed\n%s", name, traceback.format_exc())
+            took.append(f"{name} {time.monotonic() - t:.2f}s")
+            try:
+                self.executor.submit(step, i + 1)
+            except RuntimeError:  # shutting down
+                self.ready.set()
+
+        step(0)
 
     def _housekeeping(self) -> None:
         """Vectors catch up whoever left the backlog (a killed worker is replaced); an idle server lets

@@ -152,7 +152,7 @@ def test_vectors_of_another_process_arrive_incrementally(ws, monkeypatch):
         real_fetch = reader._vectors._fetch
         monkeypatch.setattr(reader._vectors, "_fetch", lambda conn, hashes: probes.append(len(hashes)) or real_fetch(conn, hashes))
         embedded, total = reader.vector_coverage()
-        assert total == 4 and embedded == writer._vectors.coverage()[0] >= 2
+        assert total == 4 and embedded == writer.vector_coverage()[0] >= 2
         assert probes == [embedded]  # only the announced vectors were looked up
         # the chunk set moving (a file removed) drops its vector
         (ws.root / "daily" / "2026-06-20" / "note-0.md").unlink()

@@ -160,6 +160,7 @@ class Index:
         self._query_embedder: emb.Embedder | None = None
         self._passage_embedder: emb.Embedder | None = None
         self._last_query = time.monotonic()
+        self._released = False  # release_idle let go of models and in-memory indexes; no query since
         self._embed_error: str | None = None
         self._vectors = VectorStore(self.metadata, self.model_id, None) if self.model_id else None
         self._embed_thread: threading.Thread | None = None
@@ -344,6 +345,7 @@ class Index:
     def maybe_sync(self) -> None:
         """Before a query: what changed since the last one (notifications), else a walk at most once a second."""
         self._last_query = time.monotonic()
+        self._released = False
         if self._bg_write is not None and self._bg_write.is_alive():
             return  # a burst is being indexed; queries answer from the index as it is meanwhile
         w = self._watcher
@@ -474,8 +476,8 @@ class Index:
         Returns the worker's pid when one was started."""
         if not self.model_id or not self.background_embedding or self.mode != "rw":
             return None
-        if self._vectors is None or not self._vectors.loaded:
-            return None  # released while idle: checked again once a search has loaded them
+        if self._released:
+            return None  # released while idle: checked again once a query has come
         embedded, total = self.vector_coverage()
         return catchup.ensure_worker(self.ws, self.config) if total > embedded else None
 
@@ -485,7 +487,8 @@ class Index:
         if self._vectors is None:
             return 0, 0
         self._refresh_vectors()
-        return self._vectors.coverage()
+        vectors = self._vectors
+        return self._run(vectors.coverage)
 
     def embed_pending(self, limit: int | None = None, stop: threading.Event | None = None) -> int:
         """Embed chunks that have no vector for the current model yet, here and now, unless another
@@ -576,6 +579,7 @@ class Index:
                 self._vectors = VectorStore(self.metadata, self.model_id or "", None)
             if self._bm25 is not None:
                 self._bm25.discard()
+            self._released = True
         import gc
 
         gc.collect()

@@ -427,6 +427,14 @@ def fts_totals(conn: sqlite3.Connection) -> tuple[int, int]:
     return n_rows, n_tokens
 
 
+def chunk_ids(conn: sqlite3.Connection, max_id: int | None = None) -> np.ndarray:
+    """Every chunk id (≤ ``max_id``), unsorted, read from the small ``chunks_hash`` index and parsed in C:
+    ~10x cheaper than a Python loop over 50k rows of the chunks table (which holds the texts)."""
+    row = conn.execute("SELECT group_concat(id) FROM chunks INDEXED BY chunks_hash WHERE id <= ?",
+                       (max_id if max_id is not None else 2**62,)).fetchone()
+    return np.array(row[0].split(","), dtype=np.int64) if row and row[0] else np.zeros(0, np.int64)
+
+
 def db_id(conn: sqlite3.Connection) -> str:
     return catalog.get_meta(conn, "db_id") or ""
 
@@ -642,12 +650,12 @@ class BM25Index:
         """Apply the chunk-id set difference between ``state`` and the database (inside the caller's
         read transaction). Returns why not (too much has changed) or None when done."""
         max_id = state.max_id
-        count, new = conn.execute("SELECT COUNT(*), COUNT(CASE WHEN id > ? THEN 1 END) FROM chunks", (max_id,)).fetchone()
+        count = conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]  # counted on the smallest index
+        new = conn.execute("SELECT COUNT(*) FROM chunks WHERE id > ?", (max_id,)).fetchone()[0]  # a rowid range
         if new > inline_max:
             return f"{new} chunks added"
         if count != state.n_live + new:  # something was removed: the set difference
-            current = np.fromiter((r[0] for r in conn.execute("SELECT id FROM chunks WHERE id <= ? ORDER BY id", (max_id,))),
-                                  np.int64)
+            current = chunk_ids(conn, max_id)
             for seg in state.segments:
                 gone = np.setdiff1d(seg.ids[seg.live], current, assume_unique=True)
                 if len(gone):

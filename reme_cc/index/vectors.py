@@ -20,7 +20,7 @@ import numpy as np
 
 from ..errors import ReMeError
 from ..workspace import atomic_write
-from .bm25 import trim_heap
+from .bm25 import chunk_ids, trim_heap
 from .catalog import get_meta, index_log
 
 
@@ -52,7 +52,6 @@ class VectorStore:
         self._log_seq = 0
         self._max_chunk = 0
         self._missing: dict[str, list[int]] = {}  # hash -> chunk ids without a vector here yet
-        self._texts = 0  # distinct chunk hashes
         self._lock = threading.Lock()
         self._loaded = False
         self.db_id = ""  # the database the vectors' chunk ids belong to (ids restart in a re-created one)
@@ -143,21 +142,27 @@ class VectorStore:
             return added > 0 or chunks_moved
 
     def _diff_chunks(self, conn: sqlite3.Connection) -> tuple[set[int], set[str]]:
-        """(chunk ids gone, hashes of chunks new since the last look); rebuilds ``_missing``."""
-        rows = conn.execute("SELECT id, hash FROM chunks INDEXED BY chunks_hash").fetchall()
-        now = {cid for cid, _ in rows}
-        gone = self._ids - now
-        keep = self._ids - gone
-        missing: dict[str, list[int]] = {}
+        """(chunk ids gone, hashes of chunks new since the last look), keeping ``_missing`` current:
+        ids come from the small chunks_hash index, hashes only for the new ids (a rowid range)."""
+        now = chunk_ids(conn)
+        tracked = np.fromiter(self._ids, np.int64, len(self._ids))
+        gone = set(np.setdiff1d(tracked, now, assume_unique=True).tolist())
+        waiting = np.fromiter((i for ids in self._missing.values() for i in ids), np.int64)
+        dropped = set(np.setdiff1d(waiting, now, assume_unique=True).tolist())
+        if dropped:  # chunks removed before they ever got a vector
+            for h in list(self._missing):
+                left = [i for i in self._missing[h] if i not in dropped]
+                if left:
+                    self._missing[h] = left
+                else:
+                    del self._missing[h]
         fresh: set[str] = set()
-        for cid, h in rows:
-            if cid not in keep:
-                missing.setdefault(h, []).append(cid)
-                if cid > self._max_chunk:
-                    fresh.add(h)
-        self._missing = missing
-        self._texts = len({h for _, h in rows})
-        self._max_chunk = max(now, default=self._max_chunk)
+        for cid, h in conn.execute("SELECT id, hash FROM chunks WHERE id > ?", (self._max_chunk,)):
+            if cid not in self._ids:
+                self._missing.setdefault(h, []).append(cid)
+                fresh.add(h)
+        if len(now):
+            self._max_chunk = max(self._max_chunk, int(now.max()))
         return gone, fresh
 
     def _fetch(self, conn: sqlite3.Connection, hashes: list[str]) -> tuple[np.ndarray, np.ndarray]:
@@ -179,14 +184,11 @@ class VectorStore:
             raise ValueError("embedding dimension changed within one model id")
         return np.ascontiguousarray(vecs), np.array(out_i, dtype=np.int64)
 
-    @property
-    def loaded(self) -> bool:
-        return self._loaded
-
-    def coverage(self) -> tuple[int, int]:
+    def coverage(self, conn: sqlite3.Connection) -> tuple[int, int]:
         """(distinct chunk texts with a vector, distinct chunk texts) as of the last refresh."""
+        texts = conn.execute("SELECT COUNT(DISTINCT hash) FROM chunks").fetchone()[0]  # index only
         with self._lock:
-            return self._texts - len(self._missing), self._texts
+            return texts - len(self._missing), texts
 
     # ---- search ----------------------------------------------------------------------------------
     @property
