@@ -213,3 +213,23 @@ def test_an_idle_index_lets_go_of_models_and_in_memory_indexes_and_reloads_them(
         assert index._bm25.wait_ready(60)
     finally:
         index.close()
+
+
+def test_a_failing_worker_is_reported_and_not_restarted_in_a_loop(ws, monkeypatch):
+    monkeypatch.setenv("REME_EMBEDDING", "openai")  # an endpoint that is not there: every batch fails
+    monkeypatch.setenv("REME_EMBEDDING_BASE_URL", "http://127.0.0.1:9/v1")
+    monkeypatch.setenv("REME_EMBEDDING_MODEL", "nothing")
+    _notes(ws, 1)
+    index = Index(ws, Config.load(ws.root), background_embedding=False)
+    index.sync()
+    index.close()
+    out = subprocess.run([*CLI, "embed", "--worker"], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 1 and "embedding endpoint" in out.stderr
+    assert "embedding worker failed" in (ws.logs / "index.log").read_text()
+    assert catchup.ensure_worker(ws, Config.load(ws.root)) is None  # backed off
+    index = Index(ws, Config.load(ws.root), background_embedding=False)
+    try:
+        assert "the last worker failed: embedding endpoint" in index.status()["embedding_summary"]
+        assert index.search("topic number 0").results  # keyword search is unaffected
+    finally:
+        index.close()

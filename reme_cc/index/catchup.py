@@ -31,6 +31,7 @@ PROGRESS = "embed-progress.json"
 SPAWN_GAP_S = 5.0      # a worker this process started is still importing: do not start another
 IDLE_GRACE_S = 10.0    # the worker waits this long for new chunks before it exits
 CHECK_EVERY_S = 30.0   # a server re-checks the backlog this often (a killed worker is replaced)
+FAILURE_BACKOFF_S = 600.0  # after a worker failed, the next one starts no sooner than this
 _spawned: dict[str, float] = {}
 
 
@@ -59,6 +60,9 @@ def ensure_worker(ws: Workspace, config: "Config") -> int | None:
     key = str(ws.metadata)
     if time.monotonic() - _spawned.get(key, -1e9) < SPAWN_GAP_S or worker_running(ws.metadata):
         return None
+    failed = read_progress(ws.metadata).get("failed_at")
+    if isinstance(failed, (int, float)) and time.time() - failed < FAILURE_BACKOFF_S:
+        return None  # the last worker could not embed (model missing?): not every 30 s again
     from ..bootstrap import spawn_detached
     from .polite import ONE_THREAD_ENV
 
@@ -101,7 +105,7 @@ def coverage(index: "Index") -> dict[str, Any]:
     rate = float(prog.get("rate") or 0.0)
     running = worker_running(index.metadata) if index.mode == "rw" else False
     out: dict[str, Any] = {
-        "embedded": embedded, "total": total, "backlog": backlog,
+        "embedded": embedded, "total": total, "backlog": backlog, "error": prog.get("error"),
         "percent": round(100.0 * embedded / total, 1) if total else 100.0,
         "worker": {"running": running, "pid": prog.get("pid") if running else None},
         "rate_chunks_per_s": round(rate, 2) if rate else None,
@@ -120,6 +124,8 @@ def describe(cov: dict[str, Any]) -> str:
         w = cov.get("worker") or {}
         line += f" (worker pid {w['pid']})" if w.get("running") and w.get("pid") else (
             " (embedding)" if w.get("running") else " (no worker running: `reme-cc embed`)")
+    if cov.get("error"):
+        line += f"; the last worker failed: {cov['error']}"
     return line
 
 
@@ -211,7 +217,12 @@ def _cmd_embed(args: Any) -> int:
             print("embedding is off (embedding=none): keyword search only", file=sys.stderr)
             return 0
         if args.worker:
-            run(index, worker=True)
+            try:
+                run(index, worker=True)
+            except Exception as exc:  # noqa: BLE001 - recorded for `status` and the back-off, then logged
+                _write_progress(index.metadata, {"pid": os.getpid(), "error": str(exc), "failed_at": time.time()})
+                index_log(index.metadata, f"embedding worker failed: {exc}")
+                raise
             return 0
         index.sync()
         bar = _Bar() if sys.stderr.isatty() or os.environ.get("REME_PROGRESS") else None
