@@ -208,11 +208,12 @@ def register_cli(subparsers: Any) -> None:
 
 
 def _cmd_embed(args: Any) -> int:
-    from ..tools import Context
+    from ..config import Config
+    from . import Index
 
-    ctx = Context.open(getattr(args, "workspace", None))
+    ws = Workspace(getattr(args, "workspace", None))
+    index = Index(ws, Config.load(ws.root))
     try:
-        index = ctx.index
         if not index.model_id:
             print("embedding is off (embedding=none): keyword search only", file=sys.stderr)
             return 0
@@ -232,7 +233,7 @@ def _cmd_embed(args: Any) -> int:
         print(describe(coverage(index)) + f" ({n} embedded now)")
         return 0
     finally:
-        ctx.close()
+        index.close()
 
 
 class _Bar:
