@@ -31,6 +31,10 @@ LAYERS = (
     "mem_session",
 )
 DIGEST_BUCKETS = ("personal", "procedure", "wiki")
+# The workspace holds every note, transcript and the index of all their text: private to its owner.
+PRIVATE_DIR = 0o700
+PRIVATE_FILE = 0o600
+_GROUP_OTHER = 0o077
 DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 # Names Windows cannot hold; refused everywhere so a workspace stays portable.
@@ -87,6 +91,7 @@ class Workspace:
         self.root = self.root.resolve()
         self._notes_guard = threading.RLock()
         self._notes_depth = 0
+        self._make_private()
 
     def __repr__(self) -> str:
         return f"Workspace({str(self.root)!r})"
@@ -94,9 +99,10 @@ class Workspace:
     # ---- layers -------------------------------------------------------------------------------
     def ensure_layers(self) -> None:
         try:
+            os.umask(os.umask(0) | _GROUP_OTHER)  # see _make_private
             for layer in LAYERS:
-                (self.root / layer).mkdir(parents=True, exist_ok=True)
-            (self.root / "metadata" / "logs").mkdir(parents=True, exist_ok=True)
+                (self.root / layer).mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR)
+            (self.root / "metadata" / "logs").mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR)
         except PermissionError as exc:
             raise ReMeError(
                 f"cannot create the workspace at {self.root}: permission denied; "
@@ -104,6 +110,35 @@ class Workspace:
             ) from exc
         except OSError as exc:
             raise ReMeError(f"cannot create the workspace at {self.root}: {exc.strerror}") from exc
+
+    def _make_private(self) -> None:
+        """Folders 0700, files 0600. From now on this process creates everything private (the umask
+        gains 077: SQLite's -wal/-shm, logs, locks, new day folders alike); a workspace left readable
+        by others (made by an older version, or by hand) is tightened once, with a line in
+        metadata/logs/workspace.log. Files under resource/ are the user's own and keep their modes
+        (the 0700 folders already keep others out), as do files with other hard links."""
+        os.umask(os.umask(0) | _GROUP_OTHER)
+        try:
+            if not os.stat(self.root).st_mode & _GROUP_OTHER:
+                return
+        except OSError:
+            return
+        dirs = files = 0
+        for folder, subdirs, names in os.walk(self.root):
+            dirs += _chmod_private(Path(folder), PRIVATE_DIR)
+            if Path(folder) == self.root / "resource" or (self.root / "resource") in Path(folder).parents:
+                continue
+            for name in names:
+                files += _chmod_private(Path(folder) / name, PRIVATE_FILE)
+        self.append_log("workspace.log", f"made the workspace private (it was readable by other users): "
+                                         f"{dirs} folder(s) set to 0700, {files} file(s) to 0600")
+
+    def append_log(self, name: str, line: str) -> None:
+        """One timestamped line in metadata/logs/<name> (best effort: a read-only disk loses it)."""
+        with contextlib.suppress(OSError):
+            self.logs.mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR)
+            with open(self.logs / validate_component(name), "a", encoding="utf-8") as fh:
+                fh.write(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {line}\n")
 
     @property
     def metadata(self) -> Path:
@@ -264,6 +299,18 @@ def atomic_write(path: Path, data: bytes) -> None:
     fsync_dir(path.parent)
 
 
+def _chmod_private(path: Path, mode: int) -> int:
+    """1 when ``path`` (not a symlink, no other hard link) was readable by others and is now ``mode``."""
+    try:
+        st = os.lstat(path)
+        if not st.st_mode & _GROUP_OTHER or (not os.path.isdir(path) and st.st_nlink > 1) or os.path.islink(path):
+            return 0
+        os.chmod(path, (st.st_mode & 0o700) | (mode & 0o700))
+        return 1
+    except (OSError, NotImplementedError):
+        return 0
+
+
 def fsync_dir(folder: Path) -> None:
     with contextlib.suppress(OSError):
         dfd = os.open(folder, os.O_RDONLY)
@@ -288,7 +335,7 @@ def file_lock(path: Path, timeout: float = 30.0, poll: float = 0.05) -> Iterator
     """Exclusive flock on ``path``; raises LockedError after ``timeout`` seconds (0 = try once)."""
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = os.open(path, os.O_RDWR | os.O_CREAT, PRIVATE_FILE)
     except OSError as exc:  # e.g. a read-only workspace: say so instead of a traceback
         raise _os_error(exc, path, "lock") from exc
     try:

@@ -52,14 +52,16 @@ def test_brief_lists_topics_and_project_nodes(ctx, tmp_path):
     assert not any("orbital" in ln for ln in lines)
 
 
-@pytest.mark.parametrize("budget", [1500, 300, 120, 40])
+@pytest.mark.parametrize("budget", [1500, 500, 300, 120, 40])
 def test_brief_respects_its_budget(ctx, tmp_path, budget):
     make_memory(ctx, tmp_path / "quokka")
     text = brief.build_brief(ctx.workspace, Config(brief_chars=budget), cwd=str(tmp_path / "quokka"), today=TODAY)
     assert len(text) <= budget
     assert not text.endswith(":")  # never a dangling header
-    if budget >= 300:
+    if budget >= 500:  # the frame (the user's notes, data not instructions) takes ~190 characters
         assert "digest/" in text
+    if text:
+        assert text.startswith("<memory-notes>\n") and text.endswith("\n</memory-notes>")
 
 
 def test_brief_off_and_empty(ctx, tmp_path):

@@ -483,11 +483,18 @@ def test_unicode_and_case_lookalikes_stay_inside(pg, tool):
 
 @pytest.mark.parametrize("tool", PATH_TOOLS)
 def test_hard_links_pointing_out(pg, tool):
-    """A hard link cannot be told from a normal file by its path, so reads through it are allowed;
-    but no change through the workspace name may ever reach the outside file (writes are atomic
-    renames: they replace the link, never write into the shared inode)."""
+    """A hard link cannot be told from a normal file by its path: its content is never shown (read,
+    frontmatter_read, read_image and the read-modify-write tools refuse a file with other links), and
+    no change through the workspace name may ever reach the outside file (writes are atomic renames:
+    they replace the link, never write into the shared inode)."""
     outside = (pg.outside / "hard.md").read_bytes()
     for args in path_calls(tool, "resource/hard.md"):
+        try:
+            shown = all_tools()[tool].run(pg.ctx, args).text()
+        except ReMeError as exc:
+            shown = str(exc)
+        assert "hard body text" not in shown, (tool, shown[:200])
+        pg.reset()
         outcome = check_run(pg, tool, args)
         assert (pg.outside / "hard.md").read_bytes() == outside
         if outcome == "ok" and tool in ("write", "edit", "frontmatter_update", "frontmatter_delete"):

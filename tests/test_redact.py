@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import sysconfig
-from pathlib import Path
-
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reme_cc.memory.redact import redact, redact_counts, remove_private, scrub, strip_base64
-from support.redact_corpus import NEGATIVES, POSITIVES, PRIVATE_KEY
+from support.redact_corpus import NEGATIVES, POSITIVES, PRIVATE_KEY, repository_lines
 
 
 @pytest.mark.parametrize("kind,text,secret", POSITIVES, ids=[f"{k}-{i}" for i, (k, _, _) in enumerate(POSITIVES)])
@@ -59,17 +56,13 @@ def test_base64_payloads():
     assert strip_base64("short text") == "short text"
 
 
-def test_false_positive_rate_on_python_sources():
-    """Measured on real code (the standard library): credential-looking lines are rare there."""
-    root = Path(sysconfig.get_paths()["stdlib"])
-    files = sorted(p for p in root.glob("*.py"))[:120]
-    lines = changed = 0
-    for p in files:
-        for line in p.read_text("utf-8", "replace").splitlines():
-            lines += 1
-            changed += redact(line) != line
-    assert lines > 20_000
-    assert changed / lines < 1e-4, (changed, lines)
+def test_false_positive_rate_on_the_repository_corpus():
+    """Measured on real code and prose the repository controls (its sources, docs and recorded
+    transcripts), so the figure is the same whichever Python runs the tests."""
+    corpus = repository_lines()
+    changed = [f"{p}: {line.strip()[:100]}" for p, line in corpus if redact(line) != line]
+    assert len(corpus) > 10_000
+    assert len(changed) / len(corpus) < 1e-4, changed
 
 
 @settings(max_examples=200, deadline=None)

@@ -39,7 +39,9 @@ from ..workspace import Workspace, validate_component
 from ..notes.frontmatter import parse_note, render_note, replace_body
 from . import daily, usage
 from ..agent import AgentRun, AgentSpec, agent_tool, describe, load_agent, run_agent_sync
-from .render import Message, format_transcript, has_conversation, local_date, parse_lines, render_entries
+from .render import PROMPT_TAGS, Message, format_transcript, has_conversation, local_date, parse_lines, render_entries
+from .transcript import check_session_id
+from .untrusted import neutralise
 
 log = logging.getLogger("reme.auto_memory")
 
@@ -48,7 +50,6 @@ KINDS = ("claude_code", "dialog")
 BATCH_CHARS = 60_000  # rendered conversation per agent run; a longer backlog is recorded in several runs
 NAME_MAX = 80
 _DATE_IN_NAME = re.compile(r"\d{4}[-_./年]?\d{1,2}[-_./月]?\d{1,2}日?")
-_SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -271,7 +272,7 @@ def _prompt(batch: _Batch, target: CardTarget, card: daily.DailyCard | None, ws:
     if card:
         body = ws.read_bytes(card.path).decode("utf-8", errors="replace")
         current = f"This session already has a card for {batch.date}: `{card.path}`. Its current text:\n\n" \
-                  f"<current-card>\n{body.strip()}\n</current-card>\n\nUpdate it: keep what still holds, add " \
+                  f"<current-card>\n{neutralise(body.strip(), PROMPT_TAGS)}\n</current-card>\n\nUpdate it: keep what still holds, add " \
                   "the new conversation, keep the name unless a clearly better topic name fits the whole session."
     else:
         current = f"This session has no card for {batch.date} yet."
@@ -291,8 +292,7 @@ def record_session(ctx: Context, session_id: str, *, kind: str = "claude_code", 
     """Record what is new in a session. One job per session: if one runs, mark it dirty and return."""
     if kind not in KINDS:
         raise InvalidInputError(f"unknown conversation kind {kind!r}; use one of {', '.join(KINDS)}")
-    if not _SESSION_ID.match(session_id or "") or session_id.endswith("."):
-        raise InvalidInputError(f"invalid session id {session_id!r}: use letters, digits, '-', '_' or '.'")
+    check_session_id(session_id)
     ws = ctx.workspace
     report = RecordReport(session_id, kind)
     if not ctx.config.record:
@@ -426,6 +426,7 @@ def save_dialog(ws: Workspace, messages: Any, session_id: str | None = None) -> 
     """Append the given ``[{role, content, created_at}]`` to ``session/dialog/<id>.jsonl`` (secrets and
     private spans scrubbed; messages already there are skipped). Returns (session_id, added)."""
     from .redact import scrub
+    from .transcript import TEXT_CHARS, clean_value
 
     if not isinstance(messages, list) or not messages:
         raise InvalidInputError("the messages file must hold a non-empty JSON list of {role, content, created_at}")
@@ -439,7 +440,7 @@ def save_dialog(ws: Workspace, messages: Any, session_id: str | None = None) -> 
         created = str(m.get("created_at") or "")
         if created and local_date(created) is None:
             raise InvalidInputError(f"message {i}: created_at {created!r} is not an ISO 8601 time")
-        text = scrub(content) if isinstance(content, str) else json.loads(scrub(json.dumps(content, ensure_ascii=False)))
+        text = scrub(content) if isinstance(content, str) else clean_value(content, TEXT_CHARS)
         key = json.dumps([m["role"], created, text], ensure_ascii=False, sort_keys=True)
         uid = hashlib.sha256(key.encode("utf-8")).hexdigest()[:32]
         rows.append({"type": m["role"], "uuid": uid, "timestamp": created,
@@ -447,8 +448,8 @@ def save_dialog(ws: Workspace, messages: Any, session_id: str | None = None) -> 
     if session_id is None:
         first = rows[0]["uuid"]
         session_id = f"dialog-{first[:16]}"  # same conversation, same id: re-running never duplicates
-    elif not _SESSION_ID.match(session_id) or session_id.endswith("."):
-        raise InvalidInputError(f"invalid session id {session_id!r}: use letters, digits, '-', '_' or '.'")
+    else:
+        check_session_id(session_id)
     rel = f"session/dialog/{session_id}.jsonl"
     with ws.lock(f"dialog-{session_id}", timeout=10):
         try:

@@ -2,8 +2,8 @@
 
 ``session_start_brief(payload)`` returns today's (or the latest) interest topics and the digest nodes
 most relevant to the session's project, as paths with one-line descriptions, within
-``config.brief_chars`` characters (0 = off). The SessionStart hook prints it as
-``hookSpecificOutput.additionalContext``.
+``config.brief_chars`` characters (0 = off), framed as the user's notes to weigh, not instructions
+(``untrusted.as_notes``). The SessionStart hook prints it as ``hookSpecificOutput.additionalContext``.
 
 Standard library only and fast (the hook runs it with the system python3 before the session starts):
 it reads ``interests.yaml`` files and the SQLite index (``metadata/index.sqlite``) read-only with plain
@@ -30,7 +30,7 @@ from typing import Any, Callable
 
 from ..config import Config
 from ..workspace import Workspace, default_root
-from . import interests
+from . import interests, untrusted
 from .project import Preference, detect, find_root, known_projects
 from .team import TEAM_DIR, locate
 
@@ -179,7 +179,7 @@ def build_brief(ws: Workspace, config: Config, *, cwd: str = "", today: str | No
     nodes = nodes[:MAX_NODES]
     if not topics and not nodes:
         return ""
-    lines = ["ReMe long-term memory brief (files in the memory workspace; read or search them when useful):"]
+    lines = []
     if topics:
         lines.append(f"Current interests ({day}):")
         lines += [f"- {_one_line(t.title, 80)}" + (f" — {_one_line(t.reason, 120)}" if t.reason else "") for t in topics]
@@ -187,24 +187,29 @@ def build_brief(ws: Workspace, config: Config, *, cwd: str = "", today: str | No
         where = here + (f" @ {branch}" if branch else "") if here else "this session"
         lines.append(f"Digest nodes relevant to {where}:")
         lines += [f"- {p} — {_one_line(d or n)}" for p, n, d in nodes]
-    return _fit(lines, budget)
+    # Framed as the user's notes, data rather than instructions (a description may say anything).
+    body = _fit(lines, budget - len(untrusted.as_notes("", _WHAT)))
+    return untrusted.as_notes(body, _WHAT) if body else ""
+
+
+_WHAT = "ReMe long-term memory brief: the user's own notes (files in the memory workspace; read or search them when useful)."
 
 
 def _fit(lines: list[str], budget: int) -> str:
     """Whole lines while they fit (a header whose items do not fit is dropped too); never over budget."""
     out: list[str] = []
     used = 0
+    header_kept = False
     for i, line in enumerate(lines):
         cost = len(line) + (1 if out else 0)
-        if used + cost > budget:
-            continue
-        is_header = not line.startswith("- ") and i > 0
-        if is_header and (i + 1 >= len(lines) or used + cost + 1 + len(lines[i + 1]) > budget):
+        is_header = not line.startswith("- ")
+        if is_header:
+            header_kept = i + 1 < len(lines) and used + cost + 1 + len(lines[i + 1]) <= budget
+        if not header_kept or used + cost > budget:
             continue
         out.append(line)
         used += cost
-    text = "\n".join(out) if len(out) > 1 else ""
-    return text[:budget]
+    return "\n".join(out) if any(line.startswith("- ") for line in out) else ""
 
 
 def session_start_brief(payload: dict[str, Any] | None) -> str:

@@ -35,6 +35,7 @@ from ..workspace import DIGEST_BUCKETS, Workspace
 from . import daily, gitlog, interests
 from .dream_trigger import DREAM_LOCK, STAMP, touch
 from ..notes.evidence import link_targets, sources_section
+from .untrusted import neutralise
 
 CATALOG = "metadata/dream/catalog.json"
 FILE_CHARS = 12_000  # per changed file, inlined in the extractor prompt
@@ -312,7 +313,8 @@ def integrator_prompt(ws: Workspace, unit: Unit, hint: str) -> str:
     lines.append("\nExcerpts of the sources:")
     for p in unit.paths:
         text = ws.read_bytes(p).decode("utf-8", errors="replace")
-        lines.append(f"--- {p}\n{text[:EXCERPT_CHARS]}{'…' if len(text) > EXCERPT_CHARS else ''}")
+        excerpt = neutralise(text[:EXCERPT_CHARS], ("unit",))  # a card cannot end its unit early
+        lines.append(f"--- {p}\n{excerpt}{'…' if len(text) > EXCERPT_CHARS else ''}")
     lines.append("\nSearch the digest, decide CREATE/CORROBORATE/REFINE/CORRECT, write exactly one node "
                  f"under digest/{unit.bucket}/ (or the existing same node), and end with the JSON line.")
     return "\n".join(lines)

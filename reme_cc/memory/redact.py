@@ -4,28 +4,45 @@ Standard library only: the hooks run it with the system python3 before the plugi
 Everything the hooks copy out of a Claude Code transcript passes through ``scrub`` BEFORE it is
 written, so a key pasted into a prompt or printed by a tool never reaches the workspace.
 
-Design: one combined regex (a single left-to-right pass over the text, however many patterns)
-whose alternatives are named ``k<N>``; a pattern may mark the part to hide with a ``v<N>`` group so
-context such as ``password=`` or ``Bearer`` is kept and only the value becomes ``[REDACTED:<kind>]``.
+Design: one pass per pattern, in list order (each pattern then gets the regex engine's fast search for
+its literal prefix; one combined alternation was 3x slower); a pattern may mark the part to hide with a
+``v``/``u``/``w``/``e`` group so context such as ``password=`` or ``Bearer`` is kept and only the
+value becomes ``[REDACTED:<kind>]``. Provider patterns come first, so ``OPENAI_API_KEY=sk-proj-…``
+is named by its provider and the generic rules leave an already hidden value alone.
 Patterns prefer provider-specific shapes (fixed prefixes, lengths, character classes) over entropy
 guesses to keep false positives on ordinary code and prose low.
+
+Every scan is linear in its input (a hook has a few seconds for a 200 KB message): repetitions and
+lookaheads that may run and then fail are bounded, and blocks with a far end marker (private keys,
+``<private>`` spans) are found by scanners that search each stretch of text for the closer once.
 """
 
 from __future__ import annotations
 
 import re
 
+# Shared pieces of the keyed rules below (bounded, so a failed attempt costs at most a few hundred steps).
+_ARG = r"(?:(?P<q>[\"'])(?P<v>(?![$\-]|\[REDACTED)[^\"'\n]{1,200})(?P=q)|(?P<u>(?![$\-\"']|\[REDACTED)[^\s\"']{1,200}))"
+_FLAG_WORDS = r"password|passwd|pass|passphrase|token|secret|api-key|apikey|access-token|auth-token|client-secret"
+# A key named like a secret: `password`, `DB_PASSWORD`, `SMTP_PASS`, `x-api-key`, `"token"`, `Cookie`.
+# Short words (pwd, pw) need a separator before them, and `pass` must start the key, so `compass=` or
+# `OLDPWD=` are no keys. (Cookies have their own rule: a `cookie` key is as often a module name.)
+_KEY_NAME = (
+    r"(?i:(?:[A-Za-z0-9]{1,40}[_.-]){0,4}"
+    r"(?:(?:[a-z0-9]{0,20})(?:password|passwd|passphrase|secret|token|api[_-]?key|access[_-]?key|"
+    r"secret[_-]?key|private[_-]?key|client[_-]?secret|(?:account|storage|master|signing|encryption)[_-]?key|"
+    r"credentials?)"
+    r"|pass|(?<=[_.-])(?:pwd|pw)))"
+)
+_SYMBOL = r"[0-9!@#$%^&*+=?~]"
+_NOT_A_VALUE = (
+    r"(?i:str|string|int|integer|bytes|bool|boolean|float|none|null|nil|true|false|any|dict|list|object|"
+    r"optional|required|undefined|unset|empty|yes|no|hidden|secret|secrets|password|token|redacted|self|cls)"
+)
+
 # (kind, pattern). A ``(?P<v>...)`` group (renamed per pattern below) marks what to hide; without it
 # the whole match is hidden. Order matters where shapes overlap (sk-ant- before the generic sk-).
 _PATTERNS: list[tuple[str, str]] = [
-    (
-        "private-key",
-        # A whole block; or, when the END line is missing (an excerpt cut it off), the header and the
-        # base64 body that follows it (a header merely mentioned in prose is left alone).
-        r"-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----(?:[\s\S]*?"
-        r"-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----"
-        r"|(?:[^\n]{0,100}\n){0,3}?\s*[A-Za-z0-9+/=]{40,}[A-Za-z0-9+/=\s]*)",
-    ),
     ("anthropic-key", r"(?<![A-Za-z0-9_-])sk-ant-[A-Za-z0-9_-]{20,}"),
     (
         "openai-key",
@@ -69,52 +86,56 @@ _PATTERNS: list[tuple[str, str]] = [
     # .NET `<add key="ApiKey" value="…"/>`; `mysql -pPASSWORD` (with a space after -p mysql prompts)
     ("password", r"(?<![A-Za-z_.])(?i:pwd)=(?!(?:None|True|False|null|nil)\b)"
                  r"(?P<v>[^\s;,'\"/~$.(][^\s;,'\"()]{3,127})(?=[;'\"}]|\s|$)"),
-    ("password", r"(?i:key=\"[\w.:-]*(?:password|secret|apikey|api_key|token)[\w.:-]*\"\s+value=\")"
+    ("password", r"(?i:key=\"[\w.:-]{0,80}(?:password|secret|apikey|api_key|token)[\w.:-]{0,80}\"\s{1,20}value=\")"
                  r"(?P<v>[^\"]{6,200})\""),
     ("password", r"\bmysql(?:dump|admin)?\b[^\n]{0,80}?\s-p(?P<v>[^\s'\"$-][^\s'\"]{3,127})"),
+    # Commands that take a password as an argument: sshpass -p, docker login -p, curl -u user:password
+    ("password", r"\bsshpass\b[^\n]{0,80}?\s-p[ \t]{0,5}" + _ARG),
+    ("password", r"\b(?:docker|podman|helm|oras)\b[^\n]{0,40}?\blogin\b[^\n]{0,160}?\s-p[ \t]{1,5}" + _ARG),
+    ("password", r"\bcurl\b[^\n]{0,300}?\s(?:-u|--user)[ \t=]{0,5}[\"']?[^\s:'\"]{1,64}:(?P<v>(?!\$)[^\s'\"]{1,128})"),
+    # --password X, --token=X, --api-key "X" (not --password-stdin, not --token $TOKEN)
+    ("password", r"(?<![\w-])--(?i:" + _FLAG_WORDS + r")(?:=|[ \t]{1,5})" + _ARG),
     # scheme://user:password@host  (also DSNs such as postgres://, redis://, mongodb+srv://)
     ("url-password", r"\b[a-zA-Z][a-zA-Z0-9+.-]{1,20}://[^\s:/@\"'<>]{1,64}:(?P<v>[^\s@/\"'<>]{1,128})@"),
-    # password=..., "api_key": "...", DB_PASSWORD=..., client_secret: '...'.
-    # Quoted values: any 4+ chars without spaces. Unquoted: 8+ chars mixing letters and digits, so
-    # `password = get_password()` or `max_tokens=128000` are left alone.
+    # Cookie / Set-Cookie headers: the whole value (session ids carry no recognisable shape)
+    ("cookie", r"(?<![\w-])(?i:set-cookie|cookie)[ \t]{0,5}:[ \t]{0,20}(?P<v>(?!\[REDACTED)(?=[^\n=]{0,200}=)[^\s][^\n]{0,3999})"),
+    # "my password is hunter2", "our api token was 'x y z'"
+    ("password", r"(?i:\b(?:my|our|your|his|her|their|the)[ \t]{1,3}(?:[a-z]{1,20}[ \t]{1,3})?"
+                 r"(?:password|passphrase|passcode|passwd|pin|token|secret|api[ -]?key)[ \t]{1,3}(?:is|was|=|:)[ \t]{1,3})"
+                 r"(?:(?P<q>[\"'`])(?P<v>(?!\[REDACTED)[^\"'`\n]{1,200})(?P=q)"
+                 r"|(?P<u>(?=[^\s\"'`,;()<>{}\[\]]{0,199}" + _SYMBOL + r")(?!\[REDACTED)[^\s\"'`,;()<>{}\[\]]{3,200}(?<![.?!:])))"),
+    # password=..., "api_key": "...", DB_PASSWORD=..., SMTP_PASS: ..., x-api-key: ..., client_secret: '...':
+    # any value of a key named like a secret. Quoted: any characters. `KEY=value` (no space): any
+    # characters, except code that passes a variable on (`password=password,`, `token=self.token`,
+    # `secret=get()`; an upper-case key such as DB_PASSWORD is an environment variable, not code). Spaced (`password: hunter2`, `api_key = "…"` is quoted above): a value with a
+    # digit or symbol; or, at the end of a line, any single word that is not a type or a keyword
+    # (`password: str`, `secret = None` are left alone).
     (
         "password",
-        r"(?<![:/])(?i:(?:password|passwd|passphrase|secret|api_?key|apikey|access_?key|secret_?key|"
-        r"private_?key|client_?secret|(?:account|storage|master|signing|encryption)_?key|"
-        r"(?:auth|access|refresh|api|bot|session|secret|bearer|github|gitlab|npm|"
-        r"slack|discord|telegram)_?token))"
-        r"[\"']?\s*(?:=|:|:=|=>)\s*"
-        r"(?:(?P<q>[\"'])(?P<v>(?=[^\s\"'<>{}$%]*(?:[0-9]|[-!@#^&*+=.:/~]))[^\s\"'<>{}$%]{6,200})(?P=q)"
-        r"|(?P<u>(?=[^\s\"',;()<>{}\[\]]*[0-9])(?=[^\s\"',;()<>{}\[\]]*[A-Za-z])[^\s\"',;()<>{}\[\]]{8,200})"
-        r"(?![(\w\[.]))",
+        r"(?<![A-Za-z0-9_$\[-])(?:(?=[A-Z0-9_.-]{1,200}[\"']?[ \t]{0,8}[:=])(?P<caps>))?"  # DB_PASSWORD: no kwarg
+        + _KEY_NAME + r"[\"']?[ \t]{0,8}(?:=>|:=|=|:)[ \t]{0,8}"
+        r"(?:(?P<q>[\"'])(?P<v>(?!\[REDACTED|[$%{<]|\s|" + _NOT_A_VALUE + r"[\"'])[^\"'\n]{3,200})(?P=q)"
+        r"|(?<==)(?P<u>(?!\[REDACTED|[$%{<\[(/~-]|(?i:none|null|nil|true|false|undefined)\b)"
+        r"(?(caps)|(?![A-Za-z_]\w{0,80}[.,)]))"
+        r"[^\s\"'`,;()<>{}\[\]]{4,200})(?![(\[\w])"
+        r"|(?P<w>(?=[^\s\"'`,;()<>{}\[\]]{0,199}" + _SYMBOL + r")(?!\[REDACTED|[$%{<\[(-])"
+        r"[^\s\"'`,;()<>{}\[\]]{4,200})(?![(\[.\w])"
+        r"|(?:(?<=:)|(?<=:[ \t]))(?P<e>(?!" + _NOT_A_VALUE + r"\b)(?-i:[a-z][a-z0-9-]{3,100}))(?=[ \t]{0,20}(?:\r?\n|\Z)))"
     ),
 ]
 
 
-def _compile() -> tuple[re.Pattern[str], dict[str, str], dict[str, list[str]]]:
-    parts: list[str] = []
-    kinds: dict[str, str] = {}
-    values: dict[str, list[str]] = {}
-    for i, (kind, pat) in enumerate(_PATTERNS):
-        # Give each pattern's inner groups unique names so they can live in one alternation.
-        pat = re.sub(r"\(\?P<(\w+)>", lambda m: f"(?P<{m.group(1)}{i}>", pat)
-        pat = re.sub(r"\(\?P=(\w+)\)", lambda m: f"(?P={m.group(1)}{i})", pat)
-        name = f"k{i}"
-        kinds[name] = kind
-        values[name] = [g for g in (f"v{i}", f"u{i}") if f"(?P<{g}>" in pat]
-        parts.append(f"(?P<{name}>{pat})")
-    return re.compile("|".join(parts)), kinds, values
+def _compile() -> list[tuple[str, re.Pattern[str], tuple[str, ...]]]:
+    return [(kind, rx, tuple(g for g in ("v", "u", "w", "e") if g in rx.groupindex))
+            for kind, rx in ((kind, re.compile(pat)) for kind, pat in _PATTERNS)]
 
 
-_SECRETS: re.Pattern[str] | None = None  # compiled on first use (~10 ms): no-op hook runs skip it
-_KINDS: dict[str, str] = {}
-_VALUE_GROUPS: dict[str, list[str]] = {}
+_SECRETS: list[tuple[str, re.Pattern[str], tuple[str, ...]]] = []  # compiled on first use (~10 ms)
 
 
-def _secrets() -> re.Pattern[str]:
-    global _SECRETS, _KINDS, _VALUE_GROUPS
-    if _SECRETS is None:
-        _SECRETS, _KINDS, _VALUE_GROUPS = _compile()
+def _secrets() -> list[tuple[str, re.Pattern[str], tuple[str, ...]]]:
+    if not _SECRETS:
+        _SECRETS.extend(_compile())
     return _SECRETS
 
 # Cheap gate: text with none of these substrings cannot match any pattern, so the big regex is
@@ -122,7 +143,8 @@ def _secrets() -> re.Pattern[str]:
 _HINTS = re.compile(
     r"PRIVATE KEY|sk-|gh[pousr]_|github_pat_|gl[a-z]{1,4}-|xox|discord|ya29\.|GOCSPX-|sig=|Q~|(?i:pwd|mysql)|"
     r"hooks\.slack|AKIA|ASIA|ABIA|ACCA|AIza|_live_|_test_|"
-    r"whsec_|hf_|npm_|pypi-|SG\.|gsk_|_v1_|shp|:AA|eyJ|://|(?i:bearer|basic|pass|secret|key|token)"
+    r"whsec_|hf_|npm_|pypi-|SG\.|gsk_|_v1_|shp|:AA|eyJ|://|"
+    r"(?i:bearer|basic|pass|secret|key|token|cookie|curl|login|credential|\bpin\b|[_.-]pw)"
 )
 
 
@@ -136,36 +158,104 @@ def redact_counts(text: str) -> tuple[str, dict[str, int]]:
     counts: dict[str, int] = {}
     if not text or not _HINTS.search(text):
         return text, counts
-    secrets = _secrets()
-
-    def sub(m: re.Match[str]) -> str:
-        name = m.lastgroup or ""
-        kind = _KINDS.get(name, "secret")
-        for g in _VALUE_GROUPS.get(name, ()):
-            if m.group(g) is not None:
-                s, e = m.span(g)
-                # `OPENAI_API_KEY=sk-proj-…`: name the provider rather than the generic context.
-                inner = secrets.search(m.string, s, e)
-                if inner is not None and inner.start() == s and not _VALUE_GROUPS.get(inner.lastgroup or ""):
-                    kind = _KINDS.get(inner.lastgroup or "", kind)
-                counts[kind] = counts.get(kind, 0) + 1
-                return m.string[m.start() : s] + f"[REDACTED:{kind}]" + m.string[e : m.end()]
-        counts[kind] = counts.get(kind, 0) + 1
-        return f"[REDACTED:{kind}]"
-
-    return secrets.sub(sub, text), counts
+    text = _redact_key_blocks(text, counts)
+    for kind, rx, value_groups in _secrets():
+        text = rx.sub(lambda m: _hide(m, kind, value_groups, counts), text)
+    return text, counts
 
 
-_PRIVATE = re.compile(r"<private>.*?(?:</private>|\Z)", re.IGNORECASE | re.DOTALL)
+def _hide(m: re.Match[str], kind: str, value_groups: tuple[str, ...], counts: dict[str, int]) -> str:
+    for g in value_groups:
+        if m.group(g) is not None:
+            s, e = m.span(g)
+            if m.string.startswith("[REDACTED:", s):  # hidden by an earlier, more specific pattern
+                return m.group(0)
+            counts[kind] = counts.get(kind, 0) + 1
+            return m.string[m.start() : s] + f"[REDACTED:{kind}]" + m.string[e : m.end()]
+    counts[kind] = counts.get(kind, 0) + 1
+    return f"[REDACTED:{kind}]"
+
+
+# Private keys: PEM (any case), SSH2 (RFC 4716) and PuTTY .ppk files. A block runs from its header to
+# its end marker; when the end marker is missing (an excerpt cut it off) the header and the key body
+# after it are hidden, and a header merely mentioned in prose is left alone.
+_KEY_HEADER = re.compile(
+    r"(?P<pem>-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----)"
+    r"|(?P<ssh2>---- BEGIN SSH2[ A-Z0-9]{0,40}PRIVATE KEY ----)"
+    r"|(?P<ppk>PuTTY-User-Key-File-[0-9]{1,2}:[^\n]{0,100})",
+    re.IGNORECASE,
+)
+_KEY_END = {
+    "pem": re.compile(r"-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----", re.IGNORECASE),
+    "ssh2": re.compile(r"---- END SSH2[ A-Z0-9]{0,40}PRIVATE KEY ----", re.IGNORECASE),
+    "ppk": re.compile(r"Private-MAC:[ \t]{0,5}[0-9A-Fa-f]{0,128}"),
+}
+_KEY_MAX_CHARS = 65_536  # an end marker farther than this belongs to some other block
+# The body after a header whose end is missing: up to 4 header lines (Proc-Type:, Comment:, ...),
+# then base64 (raw or with JSON-escaped \n), and further `Name: value` lines of a .ppk file.
+_KEY_BODY = re.compile(
+    r"(?:[^\n]{0,100}\n){0,4}?[ \t\r\n]{0,200}(?:\\n)?[A-Za-z0-9+/=]{40,}"
+    r"(?:[A-Za-z0-9+/=\s]|\\n|\n[A-Z][A-Za-z-]{1,30}:[^\n]{0,200})*"
+    r"|[ \t]{0,10}(?:\r?\n|\\n)[A-Za-z0-9+/=]{1,39}\s{0,10}\Z"  # cut within the body's first line
+)
+
+
+def _redact_key_blocks(text: str, counts: dict[str, int]) -> str:
+    """Hide private-key blocks. Linear: each kind's end marker is searched for once per stretch of text
+    (the next end after a header serves every header before it)."""
+    if "PRIVATE KEY" not in text.upper() and "PuTTY-User-Key-File" not in text:
+        return text
+    out: list[str] = []
+    pos = 0
+    next_end: dict[str, tuple[int, int] | None] = {}  # kind -> (start, end) of the next end marker
+    for m in _KEY_HEADER.finditer(text):
+        if m.start() < pos:
+            continue  # inside a block already hidden
+        kind = m.lastgroup or "pem"
+        known = next_end.get(kind, (-1, -1))
+        if known is not None and known[0] < m.end():
+            found = _KEY_END[kind].search(text, m.end())
+            known = next_end[kind] = found.span() if found else None
+        if known is not None and known[0] - m.end() <= _KEY_MAX_CHARS:
+            stop = known[1]
+        else:
+            body = _KEY_BODY.match(text, m.end())
+            if body is None:
+                continue
+            stop = body.end()
+        out.append(text[pos : m.start()] + "[REDACTED:private-key]")
+        counts["private-key"] = counts.get("private-key", 0) + 1
+        pos = stop
+    return "".join(out) + text[pos:] if out else text
+
+
 _DATA_URI = re.compile(r"data:([\w.+-]+/[\w.+-]+)?(?:;[\w=.-]+)*;base64,[A-Za-z0-9+/=\s]{16,}")
 _BASE64_BLOB = re.compile(r"(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{512,}={0,2}(?![A-Za-z0-9+/=])")
 
 
+# `<private>`, `<private reason="bank">`, `< private >`, `</private >`; the tag name must end there.
+_PRIVATE_TAG = re.compile(r"<[ \t]{0,10}(/?)[ \t]{0,10}private(?![\w-])[^<>\n]{0,200}>", re.IGNORECASE)
+
+
 def remove_private(text: str) -> str:
-    """Drop ``<private>…</private>`` spans; an unterminated span runs to the end of the text."""
-    if "<" not in text:
+    """Drop ``<private>…</private>`` spans, nested ones counted (the outer close ends the span); an
+    unterminated span runs to the end of the text; a stray close tag outside any span stays."""
+    if "<" not in text or "private" not in text.lower():
         return text
-    return _PRIVATE.sub("", text)
+    out: list[str] = []
+    depth, kept_from = 0, 0
+    for m in _PRIVATE_TAG.finditer(text):
+        if not m.group(1):  # an opening tag
+            if depth == 0:
+                out.append(text[kept_from : m.start()])
+            depth += 1
+        elif depth:
+            depth -= 1
+            if depth == 0:
+                kept_from = m.end()
+    if depth:
+        return "".join(out)
+    return "".join(out) + text[kept_from:]
 
 
 def strip_base64(text: str) -> str:

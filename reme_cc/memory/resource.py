@@ -35,7 +35,9 @@ from ..notes.wikilinks import parse_links
 from ..tools import Context
 from ..workspace import DATE_RE, validate_component
 from . import daily
+from .untrusted import neutralise
 
+PROMPT_TAGS = ("resource", "recent_daily_cards")  # resource_prompt's wrappers: the texts cannot close them
 TEXT_EXTS = {".md", ".markdown", ".txt", ".json", ".jsonl", ".csv", ".yaml", ".yml", ".html", ".htm"}
 MAX_TEXT_BYTES = 2_000_000  # larger files are listed, not interpreted
 PROMPT_CHARS = 30_000  # budget of resource text in the agent's prompt (~10k tokens); longer: an outline
@@ -358,8 +360,8 @@ def resource_prompt(ctx: Context, res: Resource, text: str) -> str:
     recent = recent_cards(ctx, res.date)
     context = "\n".join(recent) if recent else "(none)"
     return (f"Resource: {res.path} (date {res.date}, {what})\n\n"
-            f"<resource {attrs}>\n{body}\n</resource>\n\n"
-            f"<recent_daily_cards>\n{context}\n</recent_daily_cards>\n\n"
+            f"<resource {attrs}>\n{neutralise(body, PROMPT_TAGS)}\n</resource>\n\n"
+            f"<recent_daily_cards>\n{neutralise(context, PROMPT_TAGS)}\n</recent_daily_cards>\n\n"
             "Answer with the card only.")
 
 

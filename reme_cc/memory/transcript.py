@@ -43,7 +43,7 @@ TOOL_INPUT_CHARS = 2000  # per string inside a tool_use input (e.g. a Write tool
 TEXT_CHARS = 100_000  # a pasted 10 MB log is cut here
 TOOL_OUTPUT_MARK = "[tool output] "
 
-_SESSION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")
+_SESSION_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,127}\Z")  # \Z: `$` would let "abc\n" through
 _KEEP_FIELDS = (
     "type", "uuid", "parentUuid", "timestamp", "sessionId", "cwd", "gitBranch", "isSidechain",
     "agentId", "promptSource", "origin", "isMeta", "isCompactSummary",
@@ -89,8 +89,10 @@ def _clean_text(text: str, limit: int) -> str:
     return f"{out}… [{dropped} more chars]" if dropped else out
 
 
-def _clean_value(value: Any, limit: int, depth: int = 0) -> Any:
-    """Recursively scrub strings inside a JSON value (tool inputs, unknown blocks)."""
+def clean_value(value: Any, limit: int, depth: int = 0) -> Any:
+    """Scrub a decoded JSON value (tool inputs, unknown blocks, content-block lists): every string and
+    every key, a value judged with its key as context. Never scrub serialised JSON text instead: its
+    escapes (a newline becomes ``\\n``) glue words together and hide secrets from the patterns."""
     if isinstance(value, str):
         return _clean_text(value, limit)
     if depth > 20:
@@ -98,23 +100,28 @@ def _clean_value(value: Any, limit: int, depth: int = 0) -> Any:
     if isinstance(value, dict):
         out = {}
         for k, v in value.items():
+            key = _clean_text(str(k), 500)
             if k in ("data", "signature") and isinstance(v, str) and len(v) > 200:
-                out[k] = "[binary data omitted]"
+                out[key] = "[binary data omitted]"
             else:
-                out[str(k)] = _keyed(str(k), _clean_value(v, limit, depth + 1))
+                out[key] = _keyed(key, clean_value(v, limit, depth + 1))
         return out
     if isinstance(value, list):
-        return [_clean_value(v, limit, depth + 1) for v in value]
+        return [clean_value(v, limit, depth + 1) for v in value]
     return value
 
 
 def _keyed(key: str, value: Any) -> Any:
-    """A string value judged with its key as context: ``{"DB_PASSWORD": "hunter2-x"}`` is as secret as
-    ``DB_PASSWORD=hunter2-x`` (a tool input such as an env mapping or a password parameter)."""
+    """A string value judged with its key as context: ``{"DB_PASSWORD": <value>}`` is as secret as
+    ``DB_PASSWORD="<value>"``, whatever the value's characters (an env mapping, a password parameter)."""
     if not isinstance(value, str) or not value or "[REDACTED:" in value or "\n" in key:
         return value
-    joined = redact(f"{key}={value}")
-    return joined[len(key) + 1:] if joined.startswith(key + "=") else value
+    quote = '"' if '"' not in value and "\n" not in value and len(value) <= 200 else ""
+    head = f"{key}={quote}"
+    joined = redact(f"{head}{value}{quote}")
+    if joined.startswith(head) and joined.endswith(quote):
+        return joined[len(head) : len(joined) - len(quote)]
+    return value
 
 
 def _media(block: dict[str, Any]) -> dict[str, Any]:
@@ -160,7 +167,7 @@ def _clean_block(block: Any) -> dict[str, Any] | None:
             "type": kind,
             "id": str(block.get("id") or "")[:200],
             "name": str(block.get("name") or "")[:200],
-            "input": _clean_value(block.get("input"), TOOL_INPUT_CHARS),
+            "input": clean_value(block.get("input"), TOOL_INPUT_CHARS),
         }
     if kind == "tool_result" or (isinstance(kind, str) and kind.endswith("_tool_result")):
         out: dict[str, Any] = {"type": "tool_result", "tool_use_id": str(block.get("tool_use_id") or "")[:200]}
@@ -168,7 +175,7 @@ def _clean_block(block: Any) -> dict[str, Any] | None:
             out["is_error"] = True
         out["content"] = TOOL_OUTPUT_MARK + _clean_text(_tool_output_text(block.get("content")), TOOL_EXCERPT_CHARS)
         return out
-    return _clean_value(block, TOOL_INPUT_CHARS)  # unknown block type: keep it, scrubbed
+    return clean_value(block, TOOL_INPUT_CHARS)  # unknown block type: keep it, scrubbed
 
 
 def filter_entry(obj: Any) -> dict[str, Any] | None:
@@ -181,7 +188,7 @@ def filter_entry(obj: Any) -> dict[str, Any] | None:
     out: dict[str, Any] = {}
     for key in _KEEP_FIELDS:
         if key in obj and obj[key] is not None:
-            out[key] = _clean_value(obj[key], 500)
+            out[key] = clean_value(obj[key], 500)
     content = msg.get("content")
     if isinstance(content, str):
         new_content: Any = _clean_text(content, TEXT_CHARS)

@@ -337,9 +337,35 @@ class _Section:
     end: int = -1
 
 
-_ATX_RE = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+|$)(.*?)(?:[ \t]+#+)?[ \t]*$")
+_ATX_RE = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]|$)")  # the text after it: _atx_text (a regex is quadratic there)
 _SETEXT_RE = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
 _FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
+
+
+_INNER_SPACE_RE = re.compile(r"(?<=\S)[ \t]{2,}")
+_MAX_INDENT = 64
+
+
+def _tame(line: str) -> str:
+    """A line as mistletoe sees it: runs of inner whitespace shortened to one space and the indent to
+    _MAX_INDENT (neither changes which block a line starts or continues), so regexes such as the ATX
+    heading's, quadratic in a run of spaces, stay linear. Chunks keep the original text."""
+    body = line.lstrip(" \t")
+    indent = line[: min(len(line) - len(body), _MAX_INDENT)]
+    return indent + _INNER_SPACE_RE.sub(" ", body)
+
+
+def _atx_text(rest: str) -> str:
+    """An ATX heading's text without its optional closing run of #s."""
+    rest = rest.strip(" \t")
+    bare = rest.rstrip("#")
+    if not bare:
+        return ""
+    return bare.rstrip(" \t") if bare != rest and bare[-1] in " \t" else rest
+
+
+def _no_inline(_content: object) -> list[object]:
+    return []
 
 
 class _MarkdownChunker:
@@ -362,10 +388,18 @@ class _MarkdownChunker:
         return self._scan_blocks()
 
     def _ast_blocks(self, body: list[str]) -> list[_Block]:
-        from mistletoe import block_token
+        from mistletoe import block_token, span_token
 
+        lines = [_tame(line) + "\n" for line in body]
         with _MISTLETOE_LOCK:  # mistletoe keeps the document being parsed in a module global
-            doc = block_token.Document([line + "\n" for line in body])
+            # Only the block structure is used: skip inline parsing, whose link and emphasis matching
+            # is quadratic in mistletoe 1.6 on inputs such as "[x] " * 6000 (no upstream fix).
+            tokenize_inner = span_token.tokenize_inner
+            span_token.tokenize_inner = _no_inline
+            try:
+                doc = block_token.Document(lines)
+            finally:
+                span_token.tokenize_inner = tokenize_inner
         off = self.body_off
         starts: list[tuple[int, object]] = []
         for tok in doc.children or []:
@@ -461,7 +495,7 @@ class _MarkdownChunker:
         first = self.L.lines[b.start]
         m = _ATX_RE.match(first)
         if m and len(m.group(1)) == b.level:
-            content = m.group(2).strip()
+            content = _atx_text(first[m.end() :])
             header_end = b.start
         else:  # setext: text lines up to the underline
             parts = []

@@ -23,8 +23,39 @@ __all__ = ["Note", "parse_note", "merge_frontmatter", "replace_body", "render_no
            "keep_lines"]
 
 
+# Caps on what a frontmatter block may hold: notes come from tools, resources and the user's editor,
+# and YAML aliases let a few hundred bytes expand into billions of nodes (an "alias bomb").
+MAX_FRONTMATTER_CHARS = 64 * 1024
+MAX_FRONTMATTER_NODES = 10_000
+MAX_FRONTMATTER_DEPTH = 32
+
+
 class _Loader(yaml.SafeLoader):
-    """SafeLoader without the timestamp resolver (dates stay strings)."""
+    """SafeLoader without the timestamp resolver (dates stay strings), refusing aliases (``*a``) and
+    blocks with more than MAX_FRONTMATTER_NODES nodes or deeper than MAX_FRONTMATTER_DEPTH."""
+
+    def __init__(self, stream: str):
+        super().__init__(stream)
+        self._nodes = 0
+        self._depth = 0
+
+    def compose_node(self, parent: Any, index: Any) -> Any:
+        if self.check_event(yaml.AliasEvent):
+            event = self.peek_event()
+            raise yaml.composer.ComposerError(
+                None, None, "YAML aliases (*name) are not allowed in frontmatter; write the value out", event.start_mark)
+        self._nodes += 1
+        if self._nodes > MAX_FRONTMATTER_NODES:
+            raise yaml.composer.ComposerError(
+                None, None, f"frontmatter has more than {MAX_FRONTMATTER_NODES} values; keep it short", None)
+        self._depth += 1
+        try:
+            if self._depth > MAX_FRONTMATTER_DEPTH:
+                raise yaml.composer.ComposerError(
+                    None, None, f"frontmatter is nested more than {MAX_FRONTMATTER_DEPTH} levels deep", None)
+            return super().compose_node(parent, index)
+        finally:
+            self._depth -= 1
 
 
 class _Dumper(yaml.SafeDumper):
@@ -104,6 +135,8 @@ def split_frontmatter(text: str) -> tuple[str | None, str, int, int]:
 
 
 def _load(raw: str) -> tuple[dict[str, Any], str | None]:
+    if len(raw) > MAX_FRONTMATTER_CHARS:
+        return {}, f"frontmatter too large ({len(raw)} characters, max {MAX_FRONTMATTER_CHARS}): move the text into the body"
     try:
         data = yaml.load(raw, Loader=_Loader)  # noqa: S506 - _Loader is a SafeLoader
     except yaml.YAMLError as exc:

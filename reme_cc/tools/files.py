@@ -42,6 +42,10 @@ def _existing_file(ws: Workspace, rel: str) -> tuple[str, Path]:
         raise InvalidInputError(f"{norm} is a folder, not a file; use list to see its contents")
     if not path.exists():
         raise NotFoundError(f"{norm} does not exist; use list to see what is there")
+    links = path.stat().st_nlink
+    if links > 1:  # a hard link may be a file anywhere else on the disk; a path check cannot tell
+        raise PathError(f"{norm} has {links} hard links and may be a file outside the workspace; refused "
+                        "(put a copy there instead of a link)")
     return norm, path
 
 

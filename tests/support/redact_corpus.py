@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import random
 import string
+from pathlib import Path
 
 _rng = random.Random(1234)
 
@@ -74,6 +75,35 @@ _add("password", "abc" + _rand(12), '{{"api_key": "{}", "user": "bob"}}')
 _add("password", "tok" + _rand(20), "SERVICE_AUTH_TOKEN: {}")
 _add("password", "q9" + _rand(14), "client_secret='{}'")
 _add("private-key", PRIVATE_KEY, "key file:\n{}\nend")
+
+# Issue 13 item 2: values of keys named like a secret, whatever their characters; credentials given to
+# commands; headers; prose; JSON tool inputs; key formats besides upper-case PEM.
+_LETTERS = "correct" + "horsebatterystaple"
+_add("password", _LETTERS, 'DB_PASSWORD="{}"')
+_add("password", _LETTERS + "x", "DB_PASSWORD={}")
+_add("password", "hunter" + "2", "password: {}")
+_add("password", "S3cret" + "Passw0rd", "curl -u admin:{} https://api.example.com/v1/items")
+_add("password", _rand(32), "curl -H 'x-api-key: {}' https://api.example.com")
+_add("password", _rand(24), "TOKEN={}")
+_add("password", "smtp" + _rand(10), "SMTP_PASS={}")
+_add("password", "ssh" + _rand(9), "sshpass -p {} ssh deploy@build.example.com")
+_add("password", "reg" + _rand(12), "docker login --password {} registry.example.com")
+_add("password", "podman" + _rand(8), "podman login -u ci -p {} quay.io")
+_add("cookie", "sessionid=" + _rand(32), "Cookie: {}; csrftoken=abc")
+_add("password", "hunter" + "2", "by the way my password is {} for the router")
+_add("password", "hunter" + "2", '{{"password":"{}"}}')
+_add("password", "Xk29!" + "aQ7zz", '{{"pass":"{}"}}')
+_add("password", _rand(40), '{{"token":"{}"}}')
+_add("password", "sesame" + "street", "login with --passphrase='{}' then")
+_add("private-key", "-----begin " + "rsa private key-----\n" + _rand(64, string.ascii_letters + "+/") + "\n"
+     + _rand(40, string.ascii_letters + "+/") + "\n-----end " + "rsa private key-----")
+_add("private-key", "---- BEGIN SSH2 " + "ENCRYPTED PRIVATE KEY ----\nComment: \"rsa-key-20261201\"\n"
+     + "\n".join(_rand(70, string.ascii_letters + string.digits + "+/") for _ in range(4))
+     + "\n---- END SSH2 " + "ENCRYPTED PRIVATE KEY ----", "id_rsa.ssh2:\n{}\n")
+PPK = ("PuTTY-User-Key-File-" + "3: ssh-ed25519\nEncryption: none\nComment: eddsa-key-20261201\nPublic-Lines: 2\n"
+       + _rand(64, string.ascii_letters + "+/") + "\n" + _rand(20, string.ascii_letters) + "\nPrivate-Lines: 1\n"
+       + _rand(44, string.ascii_letters + "+/") + "\nPrivate-MAC: " + _rand(64, _HEX))
+_add("private-key", PPK, "putty.ppk:\n{}\n")
 
 # Ordinary code and prose. Each line is one sample; none should be changed by redaction.
 NEGATIVES: list[str] = [
@@ -144,4 +174,37 @@ NEGATIVES: list[str] = [
     "user_password_field = forms.CharField(widget=forms.PasswordInput)",
     "记住：我们决定使用 SQLite 作为记忆存储。",
     "用户的密码不应该被记录。",
+    # code that passes a secret on by name, and commands whose flags only look like credentials
+    "connect(host=host, user=user, password=password, timeout=5)",
+    "client = Client(api_key=api_key)",
+    "token=self.token,",
+    "password: str",
+    "api_key: Optional[str] = None",
+    "echo \"$TOKEN\" | docker login --password-stdin -u me ghcr.io",
+    "docker login --password $REGISTRY_PASSWORD registry.example.com",
+    "ssh -p 2222 deploy@host.example.com",
+    "mkdir -p ~/.config/reme && cd ~/.config/reme",
+    "compass=north; bypass=true",
+    "OLDPWD=/home/user/src",
+    "The password is required and the token is validated on each request.",
+    "Your password was changed.",
+    "Set the cookie: see the browser settings.",
+    "curl -u \"$USER:$PASS\" https://api.example.com",
+    "password_reset_token_ttl = 3600",
+    "if token: return token",
 ]
+
+
+# A corpus of ordinary code and prose the repository controls (the same on every machine, whichever
+# Python runs the tests): its own sources, docs, agent prompts and the recorded Claude Code transcripts.
+# Left out: the redaction module (its comments show secret shapes) and tests/ (which hold fake keys on
+# purpose).
+_REPO = Path(__file__).resolve().parents[2]
+_CORPUS_GLOBS = ("reme_cc/**/*.py", "bench/**/*.py", "hooks/**/*", "scripts/**/*", "docs/**/*.md", "*.md",
+                 "agents/**/*.md", "skills/**/*.md", "tests/fixtures/claude_code/**/*.jsonl")
+
+
+def repository_lines() -> list[tuple[str, str]]:
+    """(path, line) for every line of the repository corpus."""
+    files = sorted({p for g in _CORPUS_GLOBS for p in _REPO.glob(g) if p.is_file()} - {_REPO / "reme_cc/memory/redact.py"})
+    return [(p.relative_to(_REPO).as_posix(), line) for p in files for line in p.read_text("utf-8", "replace").splitlines()]
