@@ -24,7 +24,7 @@ import re
 # Shared pieces of the keyed rules below (bounded, so a failed attempt costs at most a few hundred steps).
 _ARG = r"(?:(?P<q>[\"'])(?P<v>(?![$\-]|\[REDACTED)[^\"'\n]{1,200})(?P=q)|(?P<u>(?![$\-\"']|\[REDACTED)[^\s\"']{1,200}))"
 _FLAG_WORDS = r"password|passwd|pass|passphrase|token|secret|api-key|apikey|access-token|auth-token|client-secret"
-# A key named like a secret: `password`, `DB_PASSWORD`, `SMTP_PASS`, `x-api-key`, `"token"`, `Cookie`.
+# A key named like a secret: `password`, `DB_PASSWORD`, `SMTP_PASS`, `x-api-key`, `"token"`.
 # Short words (pwd, pw) need a separator before them, and `pass` must start the key, so `compass=` or
 # `OLDPWD=` are no keys. (Cookies have their own rule: a `cookie` key is as often a module name.)
 _KEY_NAME = (
@@ -34,14 +34,17 @@ _KEY_NAME = (
     r"credentials?)"
     r"|pass|(?<=[_.-])(?:pwd|pw)))"
 )
+# A value that is itself the start of another assignment (`password: SECRET_KEY='…'`) is not the value:
+# the assignment after it is judged on its own.
+_ANOTHER_KEY = _KEY_NAME + r"[\"']?[ \t]{0,8}[:=]"
 _SYMBOL = r"[0-9!@#$%^&*+=?~]"
 _NOT_A_VALUE = (
     r"(?i:str|string|int|integer|bytes|bool|boolean|float|none|null|nil|true|false|any|dict|list|object|"
     r"optional|required|undefined|unset|empty|yes|no|hidden|secret|secrets|password|token|redacted|self|cls)"
 )
 
-# (kind, pattern). A ``(?P<v>...)`` group (renamed per pattern below) marks what to hide; without it
-# the whole match is hidden. Order matters where shapes overlap (sk-ant- before the generic sk-).
+# (kind, pattern). A ``v`` (or ``u``/``w``/``e``) group marks what to hide; without one the whole
+# match is hidden. Order matters where shapes overlap (sk-ant- before the generic sk-).
 _PATTERNS: list[tuple[str, str]] = [
     ("anthropic-key", r"(?<![A-Za-z0-9_-])sk-ant-[A-Za-z0-9_-]{20,}"),
     (
@@ -115,10 +118,10 @@ _PATTERNS: list[tuple[str, str]] = [
         r"(?<![A-Za-z0-9_$\[-])(?:(?=[A-Z0-9_.-]{1,200}[\"']?[ \t]{0,8}[:=])(?P<caps>))?"  # DB_PASSWORD: no kwarg
         + _KEY_NAME + r"[\"']?[ \t]{0,8}(?:=>|:=|=|:)[ \t]{0,8}"
         r"(?:(?P<q>[\"'])(?P<v>(?!\[REDACTED|[$%{<]|\s|" + _NOT_A_VALUE + r"[\"'])[^\"'\n]{3,200})(?P=q)"
-        r"|(?<==)(?P<u>(?!\[REDACTED|[$%{<\[(/~-]|(?i:none|null|nil|true|false|undefined)\b)"
+        r"|(?<==)(?P<u>(?!\[REDACTED|[$%{<\[(/~-]|(?i:none|null|nil|true|false|undefined)\b|" + _ANOTHER_KEY + r")"
         r"(?(caps)|(?![A-Za-z_]\w{0,80}[.,)]))"
         r"[^\s\"'`,;()<>{}\[\]]{4,200})(?![(\[\w])"
-        r"|(?P<w>(?=[^\s\"'`,;()<>{}\[\]]{0,199}" + _SYMBOL + r")(?!\[REDACTED|[$%{<\[(-])"
+        r"|(?P<w>(?=[^\s\"'`,;()<>{}\[\]]{0,199}" + _SYMBOL + r")(?!\[REDACTED|[$%{<\[(-]|" + _ANOTHER_KEY + r")"
         r"[^\s\"'`,;()<>{}\[\]]{4,200})(?![(\[.\w])"
         r"|(?:(?<=:)|(?<=:[ \t]))(?P<e>(?!" + _NOT_A_VALUE + r"\b)(?-i:[a-z][a-z0-9-]{3,100}))(?=[ \t]{0,20}(?:\r?\n|\Z)))"
     ),
