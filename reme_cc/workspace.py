@@ -124,14 +124,16 @@ class Workspace:
         except OSError:
             return
         dirs = files = 0
-        for folder, subdirs, names in os.walk(self.root):
-            dirs += _chmod_private(Path(folder), PRIVATE_DIR)
+        for folder, _subdirs, names in os.walk(self.root):
+            if Path(folder) != self.root:  # the root last: a walk cut short is redone next time
+                dirs += _chmod_private(Path(folder), PRIVATE_DIR)
             if Path(folder) == self.root / "resource" or (self.root / "resource") in Path(folder).parents:
                 continue
             for name in names:
                 files += _chmod_private(Path(folder) / name, PRIVATE_FILE)
         self.append_log("workspace.log", f"made the workspace private (it was readable by other users): "
-                                         f"{dirs} folder(s) set to 0700, {files} file(s) to 0600")
+                                         f"{dirs + 1} folder(s) set to 0700, {files} file(s) to 0600")
+        _chmod_private(self.root, PRIVATE_DIR)
 
     def append_log(self, name: str, line: str) -> None:
         """One timestamped line in metadata/logs/<name> (best effort: a read-only disk loses it)."""
