@@ -17,7 +17,7 @@ import time
 from pathlib import Path, PurePosixPath
 from typing import Iterator
 
-from .errors import LockedError, NotFoundError, PathError, ReMeError
+from .errors import InvalidInputError, LockedError, NotFoundError, PathError, ReMeError
 
 LAYERS = (
     "session/claude_code",
@@ -204,6 +204,23 @@ class Workspace:
                 return real.relative_to(self.root).as_posix()
             except ValueError:
                 raise PathError(f"{path} is outside the workspace {self.root}") from None
+
+    def existing_file(self, rel: str) -> tuple[str, Path]:
+        """(canonical path, absolute path) of an existing file of the workspace's own. A file with other
+        hard links is refused: it may be a file anywhere on the disk, which no path check can tell
+        (writes replace such a link by an atomic rename; reads must not show the linked file)."""
+        norm = self.normalize(rel)
+        path = self.resolve(norm)
+        if path.is_dir():
+            raise InvalidInputError(f"{norm} is a folder, not a file; use list to see its contents")
+        try:
+            links = path.stat().st_nlink
+        except FileNotFoundError:
+            raise NotFoundError(f"{norm} does not exist; use list to see what is there") from None
+        if links > 1:
+            raise PathError(f"{norm} has {links} hard links and may be a file outside the workspace; refused "
+                            "(put a copy there instead of a link)")
+        return norm, path
 
     def exists(self, rel: str) -> bool:
         return self.resolve(rel).exists()

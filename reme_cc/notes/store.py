@@ -131,12 +131,7 @@ class NoteStore:
     def read_text(self, rel: str, *, what: str) -> tuple[str, str]:
         """(path, text) of an existing UTF-8 text file small enough to rewrite whole. Invalid UTF-8 is
         refused: rewriting it with replacement characters would lose bytes."""
-        norm = self.ws.normalize(rel)
-        path = self.ws.resolve(norm)
-        if path.is_dir():
-            raise InvalidInputError(f"{norm} is a folder, not a file; use list to see its contents")
-        if not path.exists():
-            raise NotFoundError(f"{norm} does not exist; use list to see what is there")
+        norm, path = self.ws.existing_file(rel)
         size = path.stat().st_size
         if size > EDIT_MAX_BYTES:
             raise InvalidInputError(f"{norm} is {size_text(size)}; {what} works on files up to {size_text(EDIT_MAX_BYTES)}")

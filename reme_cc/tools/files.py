@@ -35,20 +35,6 @@ SYSTEM_DIRS = ("metadata",)
 
 
 # ---- helpers --------------------------------------------------------------------------------------
-def _existing_file(ws: Workspace, rel: str) -> tuple[str, Path]:
-    norm = ws.normalize(rel)
-    path = ws.resolve(norm)
-    if path.is_dir():
-        raise InvalidInputError(f"{norm} is a folder, not a file; use list to see its contents")
-    if not path.exists():
-        raise NotFoundError(f"{norm} does not exist; use list to see what is there")
-    links = path.stat().st_nlink
-    if links > 1:  # a hard link may be a file anywhere else on the disk; a path check cannot tell
-        raise PathError(f"{norm} has {links} hard links and may be a file outside the workspace; refused "
-                        "(put a copy there instead of a link)")
-    return norm, path
-
-
 def _binary_error(norm: str) -> InvalidInputError:
     hint = "use read_image" if _image_mime(norm, b"") else "use stat to inspect it"
     return InvalidInputError(f"{norm} is a binary file, not text; {hint}")
@@ -126,7 +112,7 @@ def _count_lines(path: Path, size: int) -> int:
 )
 def read(ctx: Context, params: ReadParams) -> ReadResult:
     ws = ctx.workspace
-    norm, path = _existing_file(ws, params.path)
+    norm, path = ws.existing_file(params.path)
     if params.start_line and params.end_line and params.end_line < params.start_line:
         raise InvalidInputError(f"end_line {params.end_line} is before start_line {params.start_line}")
     size = path.stat().st_size
@@ -604,7 +590,7 @@ def _jsonable(value: Any) -> Any:
     positional=("path",),
 )
 def frontmatter_read(ctx: Context, params: PathParams) -> FrontmatterResult:
-    norm, path = _existing_file(ctx.workspace, params.path)
+    norm, path = ctx.workspace.existing_file(params.path)
     with open(path, "rb") as fh:
         head = fh.read(EDIT_MAX_BYTES)
     if looks_binary(head[:8192]):
@@ -700,7 +686,7 @@ def _image_mime(path: str, head: bytes) -> str | None:
     positional=("path",),
 )
 def read_image(ctx: Context, params: ReadImageParams) -> ImageResult:
-    norm, path = _existing_file(ctx.workspace, params.path)
+    norm, path = ctx.workspace.existing_file(params.path)
     size = path.stat().st_size
     if size > params.max_bytes:
         raise InvalidInputError(f"{norm} is {_size(size)}, over the {_size(params.max_bytes)} image limit")
