@@ -128,6 +128,20 @@ _PATTERNS: list[tuple[str, str]] = [
 ]
 
 
+class _Lazy:
+    """A regex compiled on first use: the hooks import this module on every run, and most runs redact
+    nothing (compiling everything at import cost the no-op Stop hook ~15 ms)."""
+
+    def __init__(self, pattern: str, flags: int = 0):
+        self._args = (pattern, flags)
+        self._rx: re.Pattern[str] | None = None
+
+    def __getattr__(self, name: str) -> object:
+        if self._rx is None:
+            self._rx = re.compile(*self._args)
+        return getattr(self._rx, name)
+
+
 def _compile() -> list[tuple[str, re.Pattern[str], tuple[str, ...]]]:
     return [(kind, rx, tuple(g for g in ("v", "u", "w", "e") if g in rx.groupindex))
             for kind, rx in ((kind, re.compile(pat)) for kind, pat in _PATTERNS)]
@@ -143,7 +157,7 @@ def _secrets() -> list[tuple[str, re.Pattern[str], tuple[str, ...]]]:
 
 # Cheap gate: text with none of these substrings cannot match any pattern, so the big regex is
 # skipped (most transcript strings are short prose).
-_HINTS = re.compile(
+_HINTS = _Lazy(
     r"PRIVATE KEY|sk-|gh[pousr]_|github_pat_|gl[a-z]{1,4}-|xox|discord|ya29\.|GOCSPX-|sig=|Q~|(?i:pwd|mysql)|"
     r"hooks\.slack|AKIA|ASIA|ABIA|ACCA|AIza|_live_|_test_|"
     r"whsec_|hf_|npm_|pypi-|SG\.|gsk_|_v1_|shp|:AA|eyJ|://|"
@@ -182,21 +196,21 @@ def _hide(m: re.Match[str], kind: str, value_groups: tuple[str, ...], counts: di
 # Private keys: PEM (any case), SSH2 (RFC 4716) and PuTTY .ppk files. A block runs from its header to
 # its end marker; when the end marker is missing (an excerpt cut it off) the header and the key body
 # after it are hidden, and a header merely mentioned in prose is left alone.
-_KEY_HEADER = re.compile(
+_KEY_HEADER = _Lazy(
     r"(?P<pem>-----BEGIN[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----)"
     r"|(?P<ssh2>---- BEGIN SSH2[ A-Z0-9]{0,40}PRIVATE KEY ----)"
     r"|(?P<ppk>PuTTY-User-Key-File-[0-9]{1,2}:[^\n]{0,100})",
     re.IGNORECASE,
 )
 _KEY_END = {
-    "pem": re.compile(r"-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----", re.IGNORECASE),
-    "ssh2": re.compile(r"---- END SSH2[ A-Z0-9]{0,40}PRIVATE KEY ----", re.IGNORECASE),
-    "ppk": re.compile(r"Private-MAC:[ \t]{0,5}[0-9A-Fa-f]{0,128}"),
+    "pem": _Lazy(r"-----END[ A-Z0-9]{0,40}PRIVATE KEY(?: BLOCK)?-----", re.IGNORECASE),
+    "ssh2": _Lazy(r"---- END SSH2[ A-Z0-9]{0,40}PRIVATE KEY ----", re.IGNORECASE),
+    "ppk": _Lazy(r"Private-MAC:[ \t]{0,5}[0-9A-Fa-f]{0,128}"),
 }
 _KEY_MAX_CHARS = 65_536  # an end marker farther than this belongs to some other block
 # The body after a header whose end is missing: up to 4 header lines (Proc-Type:, Comment:, ...),
 # then base64 (raw or with JSON-escaped \n), and further `Name: value` lines of a .ppk file.
-_KEY_BODY = re.compile(
+_KEY_BODY = _Lazy(
     r"(?:[^\n]{0,100}\n){0,4}?[ \t\r\n]{0,200}(?:\\n)?[A-Za-z0-9+/=]{40,}"
     r"(?:[A-Za-z0-9+/=\s]|\\n|\n[A-Z][A-Za-z-]{1,30}:[^\n]{0,200})*"
     r"|[ \t]{0,10}(?:\r?\n|\\n)[A-Za-z0-9+/=]{1,39}\s{0,10}\Z"  # cut within the body's first line
@@ -232,12 +246,12 @@ def _redact_key_blocks(text: str, counts: dict[str, int]) -> str:
     return "".join(out) + text[pos:] if out else text
 
 
-_DATA_URI = re.compile(r"data:([\w.+-]+/[\w.+-]+)?(?:;[\w=.-]+)*;base64,[A-Za-z0-9+/=\s]{16,}")
-_BASE64_BLOB = re.compile(r"(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{512,}={0,2}(?![A-Za-z0-9+/=])")
+_DATA_URI = _Lazy(r"data:([\w.+-]+/[\w.+-]+)?(?:;[\w=.-]+)*;base64,[A-Za-z0-9+/=\s]{16,}")
+_BASE64_BLOB = _Lazy(r"(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{512,}={0,2}(?![A-Za-z0-9+/=])")
 
 
 # `<private>`, `<private reason="bank">`, `< private >`, `</private >`; the tag name must end there.
-_PRIVATE_TAG = re.compile(r"<[ \t]{0,10}(/?)[ \t]{0,10}private(?![\w-])[^<>\n]{0,200}>", re.IGNORECASE)
+_PRIVATE_TAG = _Lazy(r"<[ \t]{0,10}(/?)[ \t]{0,10}private(?![\w-])[^<>\n]{0,200}>", re.IGNORECASE)
 
 
 def remove_private(text: str) -> str:

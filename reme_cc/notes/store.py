@@ -141,6 +141,8 @@ class NoteStore:
         path = self.ws.resolve(norm)
         if path.is_dir():
             raise InvalidInputError(f"{norm} is a folder; choose a file path")
+        if path.is_file():
+            self.ws.existing_file(norm)  # refuses a hard link: its text may be a file outside
         try:
             return path.read_bytes()
         except FileNotFoundError:
