@@ -144,3 +144,21 @@ def test_resource_sync_stats_first_and_hashes_only_what_changed(ctx):
     assert fourth.unchanged == 2 and len(calls) == 2
     _same_stat_rewrite(ws, "resource/2026-06-18/a.md", b"# A\ncharl charl\n")
     assert asyncio.run(resource.sync_resources(ctx, today="2026-06-20", summarize=fake)).unchanged == 2
+
+
+def test_the_recorder_run_also_updates_resource_cards(ws):
+    """A file dropped into resource/ gets its card after the next recorded session, not only at the
+    next dream; nothing is done while another process holds the resource lock."""
+    from reme_cc.memory import daily
+
+    ws.write_text("session/claude_code/s1.jsonl", "")
+    ws.write_bytes("resource/2026-06-18/blob.bin", b"\x00\x01\x02")
+    argv = [sys.executable, "-m", "reme_cc", "--workspace", str(ws.root), "auto-memory", "--session-id", "s1"]
+    with ws.lock("resource", timeout=5):
+        proc = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+        assert proc.returncode == 0 and "nothing new" in proc.stdout, proc.stdout + proc.stderr
+        assert daily.list_cards(ws, "2026-06-18") == []
+    proc = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    cards = daily.list_cards(ws, "2026-06-18")
+    assert len(cards) == 1 and cards[0].meta["source_resource"] == "[[resource/2026-06-18/blob.bin]]"

@@ -33,7 +33,7 @@ from typing import Any
 
 from pydantic import Field
 
-from ..errors import ConflictError, InvalidInputError, LockedError, NotFoundError, PathError
+from ..errors import ConflictError, InvalidInputError, LockedError, NotFoundError, PathError, ReMeError
 from ..tools import Context, Params, ToolResult
 from ..workspace import Workspace, validate_component
 from ..notes.frontmatter import parse_note, render_note, replace_body
@@ -499,6 +499,7 @@ def _cmd(args: argparse.Namespace) -> int:
             raise InvalidInputError("give --session-id ID (a Claude Code session) or --messages-file F")
         report = record_session(ctx, sid, kind=kind)
         log.info("auto-memory %s", report.text())
+        sync_resource_cards(ctx)
         if getattr(args, "json", False):
             print(json.dumps(dataclasses.asdict(report), ensure_ascii=False, indent=2))
         else:
@@ -506,6 +507,26 @@ def _cmd(args: argparse.Namespace) -> int:
         return 1 if report.status == "failed" else 0
     finally:
         ctx.close()
+
+
+def sync_resource_cards(ctx: Context) -> None:
+    """After a recording, bring the resource cards up to date too, so a file dropped into resource/
+    gets its card after the next session rather than the next dream (stat first: nothing to do costs
+    one stat per resource). Skipped while a dream or `reme-cc resource` is at it; never fails the
+    recording."""
+    import asyncio
+
+    from .resource import sync_resources
+
+    if ctx.workspace.is_locked("resource"):
+        return
+    try:
+        res = asyncio.run(sync_resources(ctx))
+    except (ReMeError, OSError) as exc:
+        log.warning("resource cards not updated: %s", exc)
+        return
+    if res.changed_paths or res.failed:
+        log.info("%s", res.text())
 
 
 def register_cli(subparsers: Any) -> None:
