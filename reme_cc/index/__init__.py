@@ -24,15 +24,16 @@ from typing import Any, Callable, Iterable, Iterator
 from ..config import Config
 from ..errors import InvalidInputError, ReMeError
 from ..workspace import Workspace
-from . import catalog, catchup, embedder as emb, keyword
+from . import catalog, catchup, embedder as emb, keyword, tiers
 from .bm25 import BM25Index, trim_heap
 from .catalog import index_log
+from .graph import neighbours
 from .sync import CONFLICT_KEY, WALK_LAYERS, SyncReport, apply_changes, walk, wants_chunks
 from .vectors import VectorStore
 from .watch import Watcher
 
 __all__ = [
-    "Index", "SyncReport", "FileRecord", "LinkRecord", "Neighbor", "Hit", "SearchResponse", "NodeHit",
+    "Index", "SyncReport", "FileRecord", "LinkRecord", "Neighbor", "Hit", "SearchResponse", "Recall", "NodeHit",
     "Graph", "GraphNode", "GraphEdge",
 ]
 
@@ -102,6 +103,16 @@ class SearchResponse:
 
 
 @dataclass
+class Recall:
+    """What both recall halves found for one query (chunk id, raw score), best first."""
+    keyword: list[tuple[int, float]] = field(default_factory=list)
+    vector: list[tuple[int, float]] = field(default_factory=list)
+    coverage: float | None = None  # share of chunks with a vector; None = no vector half
+    embedded: Callable[[int], bool] = lambda cid: False  # noqa: E731 - does this chunk have a vector?
+    warnings: list[str] = field(default_factory=list)
+
+
+@dataclass
 class NodeHit:
     path: str
     name: str | None
@@ -164,6 +175,7 @@ class Index:
         self._embed_error: str | None = None
         self._vectors = VectorStore(self.metadata, self.model_id, None) if self.model_id else None
         self._embed_thread: threading.Thread | None = None
+        self._chunk_count = (-1, 0)  # (generation, chunks): the coverage denominator
         self._embed_wake = threading.Event()
         self._stop = threading.Event()
         self._watcher: Watcher | None = None
@@ -610,16 +622,128 @@ class Index:
         """``fn(conn)`` on the index database, for read-only queries of the layers above."""
         return self._run(fn)
 
+    def recall(self, query: str, k: int, start: str | None = None, end: str | None = None,
+               modes: tuple[str, ...] = ("vector", "keyword"), folder: str | None = None) -> Recall:
+        """Both recall halves for one query: BM25 top-k in this thread while the query is embedded in
+        another, then faiss top-k (date range and folder applied to both). Embedding failures leave the
+        vector half empty with a warning; ``coverage`` is the share of chunks that have a vector now."""
+        out = Recall()
+        vectors = self._vectors if "vector" in modes else None
+        qvec: dict[str, Any] = {}
+        worker = None
+        if vectors is not None:
+            self._refresh_vectors()
+            if vectors.count:
+                def embed() -> None:
+                    try:
+                        qvec["v"] = self._get_embedder("query").query(query)
+                    except Exception as exc:  # noqa: BLE001 - vectors are optional: fall back to BM25
+                        qvec["error"] = str(exc)
+
+                worker = threading.Thread(target=embed, daemon=True)
+                worker.start()
+
+        def keyword_and_filter(conn: sqlite3.Connection) -> tuple[list[tuple[int, float]], list[int] | None, int]:
+            kw: list[tuple[int, float]] = []
+            if "keyword" in modes:
+                # a folder filter (the dream's recall over digest/) is answered exactly by FTS5
+                kw = (keyword.search_chunks(conn, query, k, start, end, _like_prefix(folder)) if folder
+                      else self._keyword_search(conn, query, k, start, end))
+            allowed = None
+            if worker is not None and (start or end or folder):
+                sql, args = "SELECT c.id FROM chunks c", []
+                if start or end:
+                    sql += " JOIN files f ON f.path = c.path WHERE f.date BETWEEN ? AND ?"
+                    args += [start or "0000-00-00", end or "9999-99-99"]
+                if folder:
+                    sql += (" AND" if args else " WHERE") + " c.path LIKE ? ESCAPE '\\'"
+                    args.append(_like_prefix(folder))
+                allowed = [r[0] for r in conn.execute(sql, args)]
+            return kw, allowed, self._chunk_total(conn)
+
+        out.keyword, allowed, total = self._run(keyword_and_filter)
+        if vectors is not None and self.model_id:
+            out.coverage = min(1.0, vectors.count / total) if total else 1.0
+            out.embedded = vectors.__contains__
+        if worker is not None:
+            worker.join()
+            if "error" in qvec:
+                out.warnings.append(f"vector search unavailable ({qvec['error']}); keyword results only")
+                out.coverage = None
+            elif "v" in qvec:
+                out.vector = vectors.search(qvec["v"], k, allowed)  # type: ignore[union-attr]
+        return out
+
+    def rare_term_chunks(self, query: str, max_df: int) -> set[int]:
+        return self._run(lambda conn: keyword.rare_term_chunks(conn, query, max_df))
+
+    def chunk_total(self) -> int:
+        return self._run(self._chunk_total)
+
+    def _chunk_total(self, conn: sqlite3.Connection) -> int:
+        gen = catalog.generation(conn)
+        if self._chunk_count[0] != gen:
+            self._chunk_count = (gen, conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
+        return self._chunk_count[1]
+
+    def load_hits(self, ranked: list[tuple[int, tuple[float, float, float]]], expand: bool = True) -> list[Hit]:
+        """Hits for (chunk id, (score, vector part, keyword part)) in this order; chunks removed by a
+        concurrent writer since recall are skipped."""
+        def load(conn: sqlite3.Connection) -> list[Hit]:
+            hits = []
+            for cid, (score, v, w) in ranked:
+                row = conn.execute("SELECT path, start_line, end_line, text FROM chunks WHERE id=?", (cid,)).fetchone()
+                if row is None:
+                    continue
+                hits.append(Hit(row[0], row[1], row[2], round(score, 6), round(v, 6), round(w, 6), row[3]))
+            if expand and hits:  # the neighbours of every hit in one batch of queries
+                around = neighbours(conn, [h.path for h in hits])
+                for hit in hits:
+                    hit.outlinks, hit.outlinks_total, hit.inlinks, hit.inlinks_total = around[hit.path]
+            projects = tiers.file_projects(conn, {h.path for h in hits})
+            for hit in hits:
+                hit.project = projects.get(hit.path)
+            return hits
+
+        return self._run(load)
+
+    def chunk_paths(self, ids: list[int]) -> dict[int, str]:
+        """{chunk id: file path} (note-level signals group chunks by their file)."""
+        return self._run(lambda conn: tiers.chunk_paths(conn, ids))
+
+    def chunk_texts(self) -> dict[str, str]:
+        """{content hash: text} of every chunk (the keys of the embedding cache)."""
+        return self._run(lambda conn: dict(conn.execute("SELECT hash, MIN(text) FROM chunks GROUP BY hash")))
+
+    def set_embeddings(self, vectors: dict[str, Any]) -> None:
+        """Make the embedding cache of the current model hold exactly these {content hash: vector}
+        (benchmarks and tests set a chosen coverage with it; vectors must be L2-normalised)."""
+        if not self.model_id or self.mode == "ro":
+            raise ReMeError("set_embeddings needs a writable index with an embedding model")
+
+        def do(conn: sqlite3.Connection) -> None:
+            with self._writer:
+                conn.execute("BEGIN IMMEDIATE")
+                conn.execute("DELETE FROM embeddings WHERE model = ?", (self.model_id,))
+                conn.executemany("INSERT INTO embeddings(model, hash, vector) VALUES (?,?,?)",
+                                 [(self.model_id, h, v.astype("float32").tobytes()) for h, v in vectors.items()])
+                catalog.bump_generation(conn)
+                conn.execute("COMMIT")
+
+        self._run(do)
+        self._refresh_vectors()
+
     def warm_keyword(self) -> None:
         """Start loading/building the in-memory BM25 index in the background (server start)."""
         if self._bm25 is not None:
             self._bm25.start()
 
     def search(self, query: str, limit: int = 5, min_score: float = 0.0, start_date: str | None = None,
-               end_date: str | None = None, *, tier_of: Callable[[Any], int | None] | None = None) -> SearchResponse:
+               end_date: str | None = None, folder: str | None = None, *,
+               tier_of: Callable[[Any], int | None] | None = None) -> SearchResponse:
         from .search import run_search
 
-        return run_search(self, query, limit, min_score, start_date, end_date, tier_of=tier_of)
+        return run_search(self, query, limit, min_score, start_date, end_date, folder=folder, tier_of=tier_of)
 
     def traverse(self, seeds: list[str], depth: int = 1, direction: str = "both") -> Graph:
         from .graph import traverse

@@ -111,9 +111,11 @@ def match_expression(query: str) -> str | None:
 
 
 def search_chunks(
-    conn: sqlite3.Connection, query: str, k: int, start_date: str | None = None, end_date: str | None = None
+    conn: sqlite3.Connection, query: str, k: int, start_date: str | None = None, end_date: str | None = None,
+    path_like: str | None = None,
 ) -> list[tuple[int, float]]:
-    """Top-k (chunk id, bm25 score; higher is better) for ``query``, optionally within a date range."""
+    """Top-k (chunk id, bm25 score; higher is better) for ``query``, optionally within a date range
+    and a folder (``path_like``: an escaped LIKE pattern such as ``digest/%``)."""
     expr = match_expression(query)
     if expr is None:
         return []
@@ -127,8 +129,24 @@ def search_chunks(
         sql += " JOIN files fl ON fl.path = c.path"
         where += " AND fl.date IS NOT NULL AND fl.date BETWEEN ? AND ?"
         args += [start_date or "0000-00-00", end_date or "9999-99-99"]
+    if path_like:
+        where += " AND c.path LIKE ? ESCAPE '\\'"
+        args.append(path_like)
     rows = conn.execute(sql + where + " ORDER BY s, c.path, c.start_line, c.id LIMIT ?", (*args, k)).fetchall()
     return [(int(r[0]), -float(r[1])) for r in rows]
+
+
+def rare_term_chunks(conn: sqlite3.Connection, query: str, max_df: int) -> set[int]:
+    """Chunk ids holding a query term that occurs in at most ``max_df`` chunks of the whole index
+    (an identifier, a hash, a name). FTS5 stops after max_df + 1 rows per term, so common terms cost
+    next to nothing."""
+    out: set[int] = set()
+    for term in query_terms(query):
+        ids = [r[0] for r in conn.execute(
+            "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?", ('"' + term.replace('"', '""') + '"', max_df + 1))]
+        if len(ids) <= max_df:
+            out.update(ids)
+    return out
 
 
 def search_nodes(conn: sqlite3.Connection, query: str, k: int) -> list[tuple[str, float]]:

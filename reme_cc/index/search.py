@@ -1,44 +1,86 @@
-"""Hybrid search: BM25 (jieba/FTS5) and vector recall run concurrently, fused by RRF
-``Σ w_i / (60 + rank_i)`` (vector 0.7, keyword 0.3 when both answered, else the one ranking with
-weight 1), filtered by min_score, cut to limit, then expanded one hop along wikilinks."""
+"""Hybrid search: BM25 (jieba/FTS5) and vector recall run concurrently (Index.recall), are fused
+by a rule chosen in Config.search_fusion (see FUSIONS and bench/retrieval.py for the measurements),
+filtered by min_score, cut to limit, then expanded one hop along wikilinks."""
 
 from __future__ import annotations
 
 import datetime as _dt
 import math
-import threading
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInputError
 from . import keyword, tiers
-from .graph import neighbours
 
 if TYPE_CHECKING:  # pragma: no cover
-    from . import Index, SearchResponse
+    from . import Index, Recall, SearchResponse
     from .tiers import TierOf
 
 RRF_K = 60
-VECTOR_WEIGHT = 0.7
-KEYWORD_WEIGHT = 0.3
 MAX_LIMIT = 100
 MAX_CANDIDATES = 200
 
 
-def rrf(vector: list[int], kw: list[int], k: int = RRF_K) -> dict[int, tuple[float, float, float]]:
-    """{id: (score, vector part, keyword part)} from two rankings (best first, 1-based ranks)."""
-    wv, wk = (VECTOR_WEIGHT, KEYWORD_WEIGHT) if vector and kw else (1.0, 1.0)
+@dataclass(frozen=True)
+class Fusion:
+    """How the two rankings become one. RRF: ``Σ w / (60 + rank)`` over the lists a chunk is in.
+
+    coverage_aware: while only a share p of the chunks has a vector, a vector rank r among them is
+      read as rank r/p among all chunks, and a chunk without a vector takes its keyword rank for the
+      vector half too (it is never penalised for not being embedded yet; p = 0 is keyword-only).
+    note: weight of the note-level term: the same fusion over notes (each list ranked by its notes'
+      best chunk) is added to every chunk of the note, so the note the question is about wins.
+    note_rest: notes are ranked for keywords by their best chunk's BM25 plus this share of their
+      other candidate chunks' BM25 (a note that matches in several places counts for more).
+    rare: a keyword hit holding a query term found in at most this many chunks (an identifier, a
+      hash, a name) is worth at least a first-rank vector hit besides its keyword rank. 0 = off.
+    normalised: min-max normalised raw scores instead of ranks (for comparison only).
+    """
+    vector_weight: float = 0.5
+    keyword_weight: float = 0.5
+    coverage_aware: bool = True
+    note: float = 0.0
+    rare: int = 0
+    note_rest: float = 0.0
+    normalised: bool = False
+
+
+FUSIONS = {
+    "notes": Fusion(note=1.0, rare=3, note_rest=0.3),
+    "rrf": Fusion(),
+    "rrf-0.7": Fusion(vector_weight=0.7, keyword_weight=0.3, coverage_aware=False),  # the seed's rule
+    "normalised": Fusion(vector_weight=0.7, keyword_weight=0.3, coverage_aware=False, normalised=True),
+}
+
+
+def fusion_named(name: str) -> Fusion:
+    try:
+        return FUSIONS[name.strip().lower()]
+    except KeyError:
+        raise InvalidInputError(f"search_fusion={name!r} is unknown; use one of {', '.join(FUSIONS)}") from None
+
+
+def rrf(vector: list[int], kw: list[int], k: int = RRF_K, *, weights: tuple[float, float] = (0.5, 0.5),
+        coverage: float = 1.0, embedded: Any = None) -> dict[int, tuple[float, float, float]]:
+    """{id: (score, vector part, keyword part)} from two rankings (best first, 1-based ranks).
+    One ranking alone has weight 1. With ``embedded`` (a predicate) the rule is coverage-aware."""
+    wv, wk = weights if vector and kw else (1.0, 1.0)
+    aware = embedded is not None and coverage < 1.0
     out: dict[int, list[float]] = {}
     for rank, cid in enumerate(vector, 1):
-        out.setdefault(cid, [0.0, 0.0])[0] += wv / (k + rank)
+        out.setdefault(cid, [0.0, 0.0])[0] += wv / (k + (rank / coverage if aware else rank))
     for rank, cid in enumerate(kw, 1):
-        out.setdefault(cid, [0.0, 0.0])[1] += wk / (k + rank)
+        part = out.setdefault(cid, [0.0, 0.0])
+        part[1] += wk / (k + rank)
+        if aware and not embedded(cid):
+            part[0] += (wv if vector else 1.0) / (k + rank)  # its best guess of a vector rank
     return {cid: (v + w, v, w) for cid, (v, w) in out.items()}
 
 
-def normalised_fusion(vector: list[tuple[int, float]], kw: list[tuple[int, float]]) -> dict[int, tuple[float, float, float]]:
-    """Alternative for the benchmark: min-max normalise each list's raw scores to [0, 1], then
-    weight 0.7/0.3 (or 1 for a single list)."""
-    wv, wk = (VECTOR_WEIGHT, KEYWORD_WEIGHT) if vector and kw else (1.0, 1.0)
+def normalised_fusion(vector: list[tuple[int, float]], kw: list[tuple[int, float]],
+                      weights: tuple[float, float] = (0.7, 0.3)) -> dict[int, tuple[float, float, float]]:
+    """Min-max normalise each list's raw scores to [0, 1], then weight (1 for a single list)."""
+    wv, wk = weights if vector and kw else (1.0, 1.0)
 
     def norm(pairs: list[tuple[int, float]]) -> dict[int, float]:
         if not pairs:
@@ -50,6 +92,54 @@ def normalised_fusion(vector: list[tuple[int, float]], kw: list[tuple[int, float
     nv, nk = norm(vector), norm(kw)
     return {cid: (wv * nv.get(cid, 0.0) + wk * nk.get(cid, 0.0), wv * nv.get(cid, 0.0), wk * nk.get(cid, 0.0))
             for cid in set(nv) | set(nk)}
+
+
+def fuse(index: "Index", query: str, rec: "Recall", rule: Fusion) -> dict[int, tuple[float, float, float]]:
+    vec = [c for c, _ in rec.vector]
+    kw = [c for c, _ in rec.keyword]
+    if rule.normalised:
+        return normalised_fusion(rec.vector, rec.keyword, (rule.vector_weight, rule.keyword_weight))
+    weights = (rule.vector_weight, rule.keyword_weight)
+    aware = (dict(coverage=rec.coverage or 0.0, embedded=rec.embedded)
+             if rule.coverage_aware and rec.coverage is not None else {})
+    fused = rrf(vec, kw, weights=weights, **aware)
+    if rule.rare and kw and vec:
+        for cid in index.rare_term_chunks(query, rule.rare) & set(kw):
+            s, v, w = fused[cid]
+            bonus = max(0.0, rule.vector_weight / (RRF_K + 1) - v)  # worth a first-rank vector hit
+            fused[cid] = (s + bonus, v, w + bonus)  # a keyword signal: shown in the keyword part
+    if rule.note and fused:
+        paths = index.chunk_paths(list(fused))
+        notes = rrf(_note_ranking(vec, paths), _note_ranking(kw, paths, rec.keyword, rule.note_rest), weights=weights,
+                    **({**aware, "embedded": _note_embedded(rec, paths)} if aware else {}))
+        for cid, (s, v, w) in fused.items():
+            ns, nv, nw = notes.get(paths.get(cid), (0.0, 0.0, 0.0))  # type: ignore[call-overload]
+            fused[cid] = (s + rule.note * ns, v + rule.note * nv, w + rule.note * nw)
+    return fused
+
+
+def _note_ranking(chunks: list[int], paths: dict[int, str], scored: list[tuple[int, float]] | None = None,
+                  rest: float = 0.0) -> list[str]:
+    """Notes in the order of their best chunk in one chunk ranking; with ``rest``, by best raw score
+    plus ``rest`` x the other candidate chunks' scores (a note matching in many places counts more)."""
+    if scored and rest:
+        agg: dict[str, float] = {}
+        for cid, sc in scored:
+            p = paths.get(cid)
+            if p is not None:
+                agg[p] = agg[p] + rest * sc if p in agg else sc
+        return sorted(agg, key=lambda p: (-agg[p], p))
+    seen: dict[str, None] = {}
+    for cid in chunks:
+        if cid in paths:
+            seen.setdefault(paths[cid], None)
+    return list(seen)
+
+
+def _note_embedded(rec: "Recall", paths: dict[int, str]) -> Any:
+    """A note counts as embedded when any of its candidate chunks has a vector."""
+    have = {p for cid, p in paths.items() if rec.embedded(cid)}
+    return have.__contains__
 
 
 def parse_date(value: str | None, what: str) -> str | None:
@@ -76,82 +166,34 @@ def validate(query: Any, limit: Any, min_score: Any, start_date: Any, end_date: 
 
 
 def run_search(index: "Index", query: str, limit: int = 5, min_score: float = 0.0,
-               start_date: str | None = None, end_date: str | None = None, *, fusion: str = "rrf",
+               start_date: str | None = None, end_date: str | None = None, *, fusion: str | Fusion | None = None,
                expand: bool = True, modes: tuple[str, ...] = ("vector", "keyword"),
-               tier_of: "TierOf | None" = None) -> "SearchResponse":
+               folder: str | None = None, tier_of: "TierOf | None" = None) -> "SearchResponse":
     """``tier_of`` (e.g. the project preference) reorders the fused candidates before the cut; see tiers.py."""
-    from . import Hit, SearchResponse
+    from . import SearchResponse
 
     query, start, end = validate(query, limit, min_score, start_date, end_date)
+    rule = fusion if isinstance(fusion, Fusion) else fusion_named(fusion or index.config.search_fusion)
     warnings: list[str] = []
     if len(query) > keyword.MAX_QUERY_CHARS:
         warnings.append(f"query cut to its first {keyword.MAX_QUERY_CHARS} characters")
         query = query[: keyword.MAX_QUERY_CHARS]
+    if folder is not None:
+        folder = index.ws.normalize(folder).rstrip("/")
     index.maybe_sync()
     k = min(MAX_CANDIDATES, limit * (10 if tier_of else 5))  # a preference needs candidates beyond the top
-
-    # Vector half: embed the query in a thread while BM25 runs in this one.
-    qvec: dict[str, Any] = {}
-    worker = None
-    vectors = index._vectors if "vector" in modes else None
-    if vectors is not None:
-        index._refresh_vectors()
-        if vectors.count:
-            def embed() -> None:
-                try:
-                    qvec["v"] = index._get_embedder("query").query(query)
-                except Exception as exc:  # noqa: BLE001 - vectors are optional: fall back to BM25
-                    qvec["error"] = str(exc)
-
-            worker = threading.Thread(target=embed, daemon=True)
-            worker.start()
-
-    def keyword_and_filter(conn: Any) -> tuple[list[tuple[int, float]], list[int] | None]:
-        kw = index._keyword_search(conn, query, k, start, end) if "keyword" in modes else []
-        allowed = None
-        if worker is not None and (start or end):
-            allowed = [r[0] for r in conn.execute(
-                "SELECT c.id FROM chunks c JOIN files f ON f.path = c.path WHERE f.date BETWEEN ? AND ?",
-                (start or "0000-00-00", end or "9999-99-99"))]
-        return kw, allowed
-
-    kw_hits, allowed = index._run(keyword_and_filter)
-    vec_hits: list[tuple[int, float]] = []
-    if worker is not None:
-        worker.join()
-        if "error" in qvec:
-            warnings.append(f"vector search unavailable ({qvec['error']}); keyword results only")
-        elif "v" in qvec:
-            vec_hits = vectors.search(qvec["v"], k, allowed)  # type: ignore[union-attr]
-
-    if fusion == "normalised":
-        fused = normalised_fusion(vec_hits, kw_hits)
-    else:
-        fused = rrf([c for c, _ in vec_hits], [c for c, _ in kw_hits])
+    rec = index.recall(query, k, start, end, modes, folder)
+    warnings += rec.warnings
+    fused = fuse(index, query, rec, rule)
     ranked = sorted(fused.items(), key=lambda kv: (-kv[1][0], kv[0]))
     if tier_of is not None:
-        ranked = index._run(lambda conn: tiers.prefer_chunks(conn, ranked, tier_of))
+        ranked = index.read(lambda conn: tiers.prefer_chunks(conn, ranked, tier_of))
     ranked = [(cid, parts) for cid, parts in ranked if parts[0] >= min_score][:limit]
-    both = len({c for c, _ in vec_hits} & {c for c, _ in kw_hits})
-
-    def load(conn: Any) -> list[Hit]:
-        hits = []
-        for cid, (score, v, w) in ranked:
-            row = conn.execute("SELECT path, start_line, end_line, text FROM chunks WHERE id=?", (cid,)).fetchone()
-            if row is None:
-                continue  # removed by a concurrent writer between recall and load
-            hits.append(Hit(row[0], row[1], row[2], round(score, 6), round(v, 6), round(w, 6), row[3]))
-        if expand and hits:  # the neighbours of every hit in one batch of queries
-            around = neighbours(conn, [h.path for h in hits])
-            for hit in hits:
-                hit.outlinks, hit.outlinks_total, hit.inlinks, hit.inlinks_total = around[hit.path]
-        projects = tiers.file_projects(conn, {h.path for h in hits})
-        for hit in hits:
-            hit.project = projects.get(hit.path)
-        return hits
-
-    results = index._run(load)
-    counts = {"vector": len(vec_hits), "keyword": len(kw_hits), "returned": len(results), "hybrid": both}
+    both = len({c for c, _ in rec.vector} & {c for c, _ in rec.keyword})
+    results = index.load_hits(ranked, expand)
+    if rec.coverage is not None and rec.coverage < 1.0 and "keyword" in modes:
+        warnings.append(f"vectors for {math.floor(rec.coverage * 100)} % of chunks; keyword results complete")
+    counts = {"vector": len(rec.vector), "keyword": len(rec.keyword), "returned": len(results), "hybrid": both}
     return SearchResponse(results, counts, warnings)
 
 

@@ -191,6 +191,10 @@ class VectorStore:
             return texts - len(self._missing), texts
 
     # ---- search ----------------------------------------------------------------------------------
+    def __contains__(self, cid: object) -> bool:
+        """Does this chunk id have a vector (as of the last refresh)?"""
+        return cid in self._ids
+
     @property
     def count(self) -> int:
         return int(self._index.ntotal) if self._index is not None else 0

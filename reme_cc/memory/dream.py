@@ -6,8 +6,8 @@
 2. **Integrate** — one ``dream-integrator`` subagent per unit. Units go out in batches of
    ``config.dream_concurrency``; each batch is one Agent-SDK session whose main agent launches the
    batch's subagents as parallel ``Agent`` calls (so they run concurrently, each with its own
-   ``x-claude-code-agent-id``). Each subagent may only use node_search/read/frontmatter_read/write/
-   edit/frontmatter_update; the file tools enforce the evidence rules. Every unit's outcome is then
+   ``x-claude-code-agent-id``). Each subagent may only use search (hybrid, restricted to digest/ with
+   ``folder``)/traverse/read/frontmatter_read/write/edit/frontmatter_update; the file tools enforce the evidence rules. Every unit's outcome is then
    VERIFIED on disk: the node it names must be a digest node this run changed whose ``## Sources``
    links the unit's source files — a report alone never counts.
 3. **Topics** — merge the topic candidates into ``daily/<date>/interests.yaml``.

@@ -40,9 +40,10 @@ class HitOut(BaseModel):
 class SearchParams(Params):
     query: str = Field(description="What to look for: words, a name, a question (Chinese or English).")
     limit: int = Field(5, description="How many chunks to return (1-100).")
-    min_score: float = Field(0.0, description="Drop results whose fused score is below this (RRF scores are ~0.005-0.016).")
+    min_score: float = Field(0.0, description="Drop results whose fused score is below this (fused RRF scores are ~0.005-0.035).")
     start_date: str | None = Field(None, description="Only files dated on/after this day (YYYY-MM-DD, inclusive).")
     end_date: str | None = Field(None, description="Only files dated on/before this day (YYYY-MM-DD, inclusive).")
+    folder: str | None = Field(None, description="Only files under this folder, e.g. digest or daily/2026-06-20.")
     project: str | None = Field(None, description=PROJECT_HELP)
 
 
@@ -60,9 +61,9 @@ class SearchResult(ToolResult):
 @tool(
     "search",
     "Search the ReMe long-term memory (daily notes, digest nodes, resources) by meaning and by keyword "
-    "(hybrid vector + BM25, fused by RRF). Returns the best chunks with path:lines and scores, plus each "
+    "(hybrid vector + BM25). Returns the best chunks with path:lines and scores, plus each "
     "hit's linked notes (outlinks →, inlinks ←) by name and description only; read a path to see more. "
-    "Filter by start_date/end_date (YYYY-MM-DD).",
+    "Filter by start_date/end_date (YYYY-MM-DD) and folder.",
     read_only=True,
     idempotent=True,
     positional=("query",),
@@ -75,7 +76,7 @@ def search(ctx: Context, params: SearchParams) -> SearchResult:
 
     def ask(c: Context, tier_of: Any) -> list[Any]:
         resp = c.index.search(params.query, params.limit, params.min_score, params.start_date, params.end_date,
-                              tier_of=tier_of)
+                              params.folder, tier_of=tier_of)
         warnings.extend(w for w in resp.warnings if w not in warnings)
         for k, v in resp.counts.items():
             counts[k] = counts.get(k, 0) + v

@@ -78,7 +78,7 @@ def final(action: str, path: str, related: list[str] | None = None) -> Reply:
 
 def create_plan(path: str, name: str, body: str, sources: list[str], related: list[str] | None = None) -> list[Reply]:
     return [
-        tool_use(T + "node_search", {"query": name, "limit": 25}),
+        tool_use(T + "search", {"query": name, "limit": 20, "folder": "digest"}),
         tool_use(T + "write", {"path": path, "content": node_md(name, f"{name} (from the dream)", body, sources)}),
         final("CREATE", path, related),
     ]
@@ -86,7 +86,7 @@ def create_plan(path: str, name: str, body: str, sources: list[str], related: li
 
 def corroborate_plan(path: str, name: str, old_text: str, new_text: str) -> list[Reply]:
     return [
-        tool_use(T + "node_search", {"query": name, "limit": 25}),
+        tool_use(T + "search", {"query": name, "limit": 20, "folder": "digest"}),
         tool_use(T + "read", {"path": path}),
         tool_use(T + "edit", {"path": path, "old_text": old_text, "new_text": new_text}),
         final("CORROBORATE", path),
