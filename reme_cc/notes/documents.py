@@ -141,7 +141,9 @@ def image_info(path: Path) -> tuple[str, int, int] | None:
     decoded, so a decompression bomb costs nothing here), or None when it is not a readable image."""
     try:
         from PIL import Image, UnidentifiedImageError
-
+    except ImportError:  # a dependency; only a broken env lacks it, and then the image is just listed
+        return None
+    try:
         with Image.open(path) as im:
             return str(im.format or "image"), int(im.width), int(im.height)
     except (OSError, ValueError, UnidentifiedImageError, Image.DecompressionBombError):
