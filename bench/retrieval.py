@@ -175,7 +175,11 @@ def run_set(name: str, files: dict[str, str], queries: list[tuple[str, set[str]]
                     table[mode] = score(ranked, queries)
                 rows["coverage"][cov] = table
                 if a.surfaces and name == "identifiers":
-                    rows.setdefault("surfaces", {})[cov] = surfaces(ws, config, queries)
+                    got = surfaces(ws, config, queries)
+                    # a CLI or server may start the workspace's embedding worker: say what coverage it ended at
+                    st = idx.status()
+                    got["coverage after"] = round(100 * st["embedded_chunks"] / max(1, st["embedded_chunks"] + st["embedding_backlog"]))
+                    rows.setdefault("surfaces", {})[cov] = got
         finally:
             idx.close()
     return rows
@@ -230,7 +234,8 @@ def markdown(results: dict) -> str:
                              f"| {m['MRR']:.3f} |")
         for cov, s in rows.get("surfaces", {}).items():
             lines.append(f"\nidentifiers at {cov} %: CLI R@3 {s['cli R@3']:.3f} ({s['cli queries']} queries), "
-                         f"MCP R@3 {s['mcp R@3']:.3f} ({s['mcp queries']} queries)")
+                         f"MCP R@3 {s['mcp R@3']:.3f} ({s['mcp queries']} queries); "
+                         f"coverage afterwards {s.get('coverage after', cov)} %")
         lines.append("")
     return "\n".join(lines)
 
