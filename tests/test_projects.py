@@ -189,8 +189,9 @@ def test_search_prefers_the_current_project_then_general(ctx, two_projects, tmp_
 
 def test_cli_search_uses_its_working_directory(ws, two_projects):
     a, b = two_projects
-    env = {**os.environ, "REME_WORKSPACE": str(ws.root)}
-    env.pop("CLAUDE_PROJECT_DIR", None)
+    # inside a Claude Code session CLAUDE_PROJECT_DIR names the session's folder; the CLI still goes by
+    # the folder it is run in
+    env = {**os.environ, "REME_WORKSPACE": str(ws.root), "CLAUDE_PROJECT_DIR": str(b)}
     cli = [str(Path(os.sys.executable).parent / "reme-cc"), "search", "run the tests", "--json"]
     for cwd, first in ((a, "tests-alpha.md"), (b, "tests-beta.md")):
         out = subprocess.run(cli, cwd=cwd, env=env, capture_output=True, text=True, check=True).stdout

@@ -121,10 +121,9 @@ def known_projects(conn: sqlite3.Connection) -> dict[str, str]:
 
 
 def current(known: Mapping[str, str] | None = None, cwd: str | os.PathLike[str] | None = None) -> Project:
-    """The project of this process: ``cwd``, else ``CLAUDE_PROJECT_DIR`` (set by Claude Code for hooks
-    and the MCP server), else the working directory; named consistently with the workspace's notes
-    (``known``: name -> root, from ``known_projects``)."""
-    return detect(cwd or os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd(), known or {})
+    """The project of ``cwd`` (default: the working directory), named consistently with the
+    workspace's notes (``known``: name -> root, from ``known_projects``)."""
+    return detect(cwd or os.getcwd(), known or {})
 
 
 CURRENT, GENERAL, OTHER = 0, 1, 2  # tiers: lower ranks first

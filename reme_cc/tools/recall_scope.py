@@ -34,9 +34,13 @@ class Scoped:
 
 
 def session_cwd() -> str:
-    """Claude Code starts the MCP server in the project folder and sets CLAUDE_PROJECT_DIR (measured,
-    tests/test_projects_e2e.py); the CLI works from its working directory."""
-    return os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd()
+    """Where this process works: Claude Code starts the MCP server in the session's folder (measured:
+    its cwd equals CLAUDE_PROJECT_DIR, tests/test_projects_e2e.py) and the CLI works from wherever it
+    is run; CLAUDE_PROJECT_DIR only stands in when the working directory has been deleted."""
+    try:
+        return os.getcwd()
+    except OSError:
+        return os.environ.get("CLAUDE_PROJECT_DIR") or "/"
 
 
 def current_project(ctx: Context, cwd: str | None = None) -> Project:
