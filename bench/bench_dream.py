@@ -81,9 +81,10 @@ def main() -> int:
 
         from reme_cc.config import Config
         from reme_cc.memory import dream
+        from reme_cc.agent import with_agents
         from reme_cc.tools import Context
 
-        ctx = Context.open(str(root), Config.load(root).replace(dream_concurrency=args.concurrency))
+        ctx = with_agents(Context.open(str(root), Config.load(root).replace(dream_concurrency=args.concurrency)))
         t0 = time.monotonic()
         summary = asyncio.run(dream.run_dream(ctx, dream.DreamOptions(date=end.isoformat(), scan_days=args.days,
                                                                      max_units=args.units)))

@@ -21,8 +21,10 @@ checkout) finds the prompts that match its code, with no environment variable:
   user's session (so they name the plugin's MCP tools). The build maps that folder into the package as
   ``reme_cc/agents/`` (setup.py); a source checkout reads it beside the package.
 
-Memory-agent-only tools (e.g. the recorder's ``daily_write``) register with ``@agent_tool`` into
-``AGENT_TOOLS``, a registry separate from ``tools.REGISTRY``: the MCP server and CLI never see them.
+Memory-agent-only tools (e.g. the recorder's ``daily_write``, tools/daily.py) register with
+``tools.agent_tool`` into ``tools.AGENT_TOOLS``, a registry separate from ``tools.REGISTRY``: the MCP
+server and CLI never see them. The memory pipelines reach this runner only through ``ctx.runner``
+(``RUNNER``, put on their Context by ``with_agents``): memory/ never imports this module.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .errors import AgentError, InvalidInputError, NotFoundError, ReMeError
-from .tools import Context, Tool, ToolResult, tool
+from .tools import AGENT_TOOLS, Context, Tool, ToolResult, agent_tool, all_tools  # noqa: F401 (re-exported)
 
 log = logging.getLogger("reme.agent")
 
@@ -47,32 +49,19 @@ SUBAGENT_TOOL = "Agent"
 DEFAULT_RETRIES = 3
 
 # ---------------------------------------------------------------------------------------------
-# agent-only tools
-
-AGENT_TOOLS: dict[str, Tool[Any]] = {}
-
-
-def agent_tool(name: str, description: str, **flags: Any) -> Callable[[Callable[..., ToolResult]], Callable[..., ToolResult]]:
-    """Like ``tools.tool`` but registers into AGENT_TOOLS (never exposed by the MCP server / CLI)."""
-    return tool(name, description, registry=AGENT_TOOLS, **flags)
+# tools (agent-only ones such as the recorder's daily_write live in tools.AGENT_TOOLS)
 
 
 def resolve_tools(names: list[str]) -> list[Tool[Any]]:
     """Registry tools by name: agent-only tools first, then the shared registry."""
+    shared = all_tools()  # imports every tool module, which fills AGENT_TOOLS too
     out: list[Tool[Any]] = []
-    shared: dict[str, Tool[Any]] | None = None
     for name in names:
-        if name in AGENT_TOOLS:
-            out.append(AGENT_TOOLS[name])
-            continue
-        if shared is None:
-            from .tools import all_tools
-
-            shared = all_tools()
-        if name not in shared:
+        found = AGENT_TOOLS.get(name) or shared.get(name)
+        if found is None:
             known = ", ".join(sorted(set(shared) | set(AGENT_TOOLS)))
             raise InvalidInputError(f"agent tool {name!r} does not exist; known tools: {known}")
-        out.append(shared[name])
+        out.append(found)
     return out
 
 
@@ -498,3 +487,32 @@ def describe(run: AgentRun) -> str:
     """One log line for a run."""
     return json.dumps({"backend": run.backend, "turns": run.turns, "attempts": run.attempts, "usage": run.usage,
                        "tool_calls": [c["name"] for c in run.tool_calls], "error": run.error})
+
+
+class Runner:
+    """The memory pipelines' way to start agents (``memory.context.AgentRunner``): the surfaces that
+    start a pipeline put ``RUNNER`` on its Context, so ``memory/`` never imports this module."""
+
+    def load(self, name: str) -> AgentSpec:
+        return load_agent(name)
+
+    def spec(self, name: str, description: str, prompt: str, tools: list[str] | None = None) -> AgentSpec:
+        return AgentSpec(name, description, prompt, list(tools or []), None)
+
+    async def run(self, ctx: Context, agent: str | AgentSpec, prompt: str, **options: Any) -> AgentRun:
+        return await run_agent(ctx, agent, prompt, **options)
+
+    def run_sync(self, ctx: Context, agent: str | AgentSpec, prompt: str, **options: Any) -> AgentRun:
+        return run_agent_sync(ctx, agent, prompt, **options)
+
+    def describe(self, run: AgentRun) -> str:
+        return describe(run)
+
+
+RUNNER = Runner()
+
+
+def with_agents(ctx: Context) -> Context:
+    """``ctx`` able to start memory agents (the surfaces call this before running a pipeline)."""
+    ctx.agents = ctx.agents or RUNNER
+    return ctx

@@ -30,9 +30,7 @@ EXTENSIONS = (
     "reme_cc.doctor",
     "reme_cc.hooks",
     "reme_cc.bootstrap",
-    "reme_cc.memory.auto_memory",
-    "reme_cc.memory.dream",
-    "reme_cc.memory.resource",
+    "reme_cc.pipelines",
     "reme_cc.memory.team",
     "reme_cc.index.catchup",
 )
@@ -188,10 +186,6 @@ def load_extensions(subparsers: Any, warn: Any = None) -> list[str]:
                 continue
             register(subparsers)
             loaded.append(name)
-        except ModuleNotFoundError as exc:
-            if exc.name == name:  # not written/installed (yet): quietly absent
-                continue
-            _warn(f"extension {name} unavailable ({type(exc).__name__}: {exc})", warn)
         except Exception as exc:  # noqa: BLE001 - a broken extension must never break the CLI
             _warn(f"extension {name} unavailable ({type(exc).__name__}: {exc})", warn)
     return loaded
@@ -202,24 +196,11 @@ def _warn(message: str, warn: Any = None) -> None:
 
 
 def load_tools() -> dict[str, Any]:
-    """The registry; if one tool module is broken, the others still load (with a warning)."""
+    """The registry (every module of ``tools.TOOL_MODULES``). A broken tool module is a bug: it fails
+    here, loudly, instead of a CLI that silently lacks some commands."""
     from . import tools
 
-    try:
-        return tools.all_tools()
-    except Exception as exc:  # noqa: BLE001
-        for name in ("files", "daily", "graph", "search", "system"):
-            module = f"reme_cc.tools.{name}"
-            try:
-                importlib.import_module(module)
-            except ModuleNotFoundError as err:
-                if err.name != module:
-                    _warn(f"tools in {module} unavailable ({type(err).__name__}: {err})")
-            except Exception as err:  # noqa: BLE001
-                _warn(f"tools in {module} unavailable ({type(err).__name__}: {err})")
-        if not tools.REGISTRY:
-            raise ReMeError(f"no tools could be loaded ({type(exc).__name__}: {exc}); reinstall reme-cc") from None
-        return tools.REGISTRY
+    return tools.all_tools()
 
 
 def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:

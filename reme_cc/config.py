@@ -13,9 +13,16 @@ from dataclasses import dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from .errors import InvalidInputError
+from .errors import InvalidInputError, ReMeError
 
 CONFIG_FILE = "config.json"
+# Settings that decide where data leaves the machine. They come from the user only: the environment,
+# plugin options, or config.json — which no tool or agent can reach (notes/store.py). Every change of
+# one is logged to metadata/logs/settings.log (secrets as a fingerprint, never the value).
+REMOTE_SETTINGS = ("embedding", "embedding_base_url", "embedding_model", "embedding_api_key", "agent_backend",
+                   "anthropic_api_key")
+SECRET_SETTINGS = ("embedding_api_key", "anthropic_api_key")
+SEEN_FILE = "metadata/remote-settings.json"
 
 
 @dataclass(frozen=True)
@@ -51,6 +58,7 @@ class Config:
     def load(cls, workspace_root: Path | None = None, env: dict[str, str] | None = None) -> "Config":
         env = dict(os.environ) if env is None else env
         values: dict[str, Any] = {}
+        origin: dict[str, str] = {}
         if workspace_root is not None:
             path = Path(workspace_root) / CONFIG_FILE
             if path.is_file():
@@ -61,12 +69,46 @@ class Config:
                 if not isinstance(data, dict):
                     raise InvalidInputError(f"{path} must hold a JSON object of settings")
                 values.update(data)
+                origin.update({k: CONFIG_FILE for k in data})
         for f in fields(cls):
             for var in (f"REME_{f.name.upper()}", f"CLAUDE_PLUGIN_OPTION_{f.name.upper()}"):
                 raw = env.get(var)
                 if raw is not None and raw.strip() != "":
                     values[f.name] = raw
-        return cls.from_mapping(values)
+                    origin[f.name] = var
+        config = cls.from_mapping(values)
+        if workspace_root is not None and Path(workspace_root).is_dir():
+            config.log_remote_changes(Path(workspace_root), origin)
+        return config
+
+    def log_remote_changes(self, root: Path, origin: dict[str, str]) -> list[str]:
+        """Compare the off-machine settings with the last ones seen in this workspace; log and remember
+        a change. Returns the log lines (empty when nothing changed or the workspace is not writable)."""
+        seen_path = root / SEEN_FILE
+        now = {k: _fingerprint(k, getattr(self, k)) for k in REMOTE_SETTINGS}
+        try:
+            seen = json.loads(seen_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            seen = None
+        if not isinstance(seen, dict):
+            seen = {k: _fingerprint(k, getattr(Config, k)) for k in REMOTE_SETTINGS}  # first run: the defaults
+        lines = [f"{k} changed: {seen.get(k)!r} -> {now[k]!r} (from {origin.get(k, 'the default')})"
+                 for k in REMOTE_SETTINGS if seen.get(k) != now[k]]
+        if not lines:
+            return []
+        try:
+            (root / "metadata" / "logs").mkdir(parents=True, exist_ok=True)
+            import time
+
+            stamp = time.strftime("%Y-%m-%dT%H:%M:%S")
+            with open(root / "metadata" / "logs" / "settings.log", "a", encoding="utf-8") as fh:
+                fh.writelines(f"{stamp} {os.getpid()} {line}\n" for line in lines)
+            from .workspace import atomic_write
+
+            atomic_write(seen_path, json.dumps(now, indent=1, sort_keys=True).encode("utf-8"))
+        except (OSError, ReMeError):
+            return []  # a read-only workspace: settings still apply, there is just no log
+        return lines
 
     @classmethod
     def from_mapping(cls, values: dict[str, Any]) -> "Config":
@@ -89,6 +131,14 @@ class Config:
             if out[key]:
                 out[key] = "***"
         return out
+
+
+def _fingerprint(key: str, value: Any) -> str:
+    if key in SECRET_SETTINGS and value:
+        import hashlib
+
+        return "secret sha256:" + hashlib.sha256(str(value).encode("utf-8")).hexdigest()[:12]
+    return str(value)
 
 
 def _coerce(key: str, type_name: Any, raw: Any) -> Any:

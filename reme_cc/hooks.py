@@ -283,19 +283,15 @@ def _session_start(ws: Workspace, config: Config, payload: dict[str, Any]) -> st
 
 
 def _brief(payload: dict[str, Any]) -> str:
-    try:
-        from .memory.brief import session_start_brief  # written elsewhere; may not exist yet
-    except ImportError:
-        return ""
+    from .memory.brief import session_start_brief  # lazy: only SessionStart needs it
+
     return session_start_brief(payload)
 
 
 def _maybe_auto_dream(ws: Workspace, config: Config) -> None:
     def start() -> None:
-        try:
-            from .memory.dream_trigger import maybe_start_auto_dream
-        except ImportError:
-            return
+        from .memory.dream_trigger import maybe_start_auto_dream  # lazy: only session start/end need it
+
         maybe_start_auto_dream(ws, config)
 
     try:

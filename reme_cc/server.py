@@ -173,24 +173,15 @@ class Runtime:
         done.wait(wait)
 
 
-TOOL_MODULES = ("files", "daily", "search", "graph", "system")
-
-
 def registry() -> dict[str, Any]:
-    """Every registered tool. Tool modules not present (yet) are skipped with a warning, so the server
-    serves whatever exists; ``REME_EXTRA_TOOL_MODULES`` (comma-separated modules) adds more."""
+    """Every registered tool (``tools.TOOL_MODULES``); ``REME_EXTRA_TOOL_MODULES`` (comma-separated
+    modules, e.g. test tools) adds more. A module that cannot be imported fails loudly."""
     from . import tools
 
-    names = [f"reme_cc.tools.{m}" for m in TOOL_MODULES]
-    names += [m.strip() for m in os.environ.get("REME_EXTRA_TOOL_MODULES", "").split(",") if m.strip()]
-    for name in names:
-        try:
+    for name in (m.strip() for m in os.environ.get("REME_EXTRA_TOOL_MODULES", "").split(",")):
+        if name:
             importlib.import_module(name)
-        except ModuleNotFoundError as exc:
-            if exc.name != name:
-                raise  # a real missing dependency inside the module: fail loudly
-            log.warning("reme: tool module %s not found; its tools are not served", name)
-    return tools.REGISTRY
+    return tools.all_tools()
 
 
 def tool_definitions() -> list[Any]:

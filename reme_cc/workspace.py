@@ -28,7 +28,6 @@ LAYERS = (
     "digest/procedure",
     "digest/wiki",
     "metadata",
-    "mem_session",
 )
 DIGEST_BUCKETS = ("personal", "procedure", "wiki")
 # The workspace holds every note, transcript and the index of all their text: private to its owner.

@@ -36,9 +36,10 @@ def ws(tmp_path, monkeypatch):
 
 @pytest.fixture
 def ctx(ws):
+    from reme_cc.agent import with_agents
     from reme_cc.config import Config
     from reme_cc.tools import Context
 
-    c = Context(ws, Config.load(ws.root))
+    c = with_agents(Context(ws, Config.load(ws.root)))  # able to run the memory pipelines too
     yield c
     c.close()

@@ -18,6 +18,7 @@ from reme_cc.errors import InvalidInputError
 from reme_cc.memory import daily, usage
 from reme_cc.memory.auto_memory import clean_card_name, cursor_path, load_cursor, record_session
 from reme_cc.notes.frontmatter import parse_note
+from reme_cc.agent import with_agents
 from reme_cc.tools import Context
 from support.fake_api import FakeAPI, error, text, tool_use
 from support.recorder import copy_fixture, entry, tool_name, use_backend, write_copy
@@ -41,7 +42,7 @@ def setup(ws, monkeypatch, tmp_path):
         use_backend(monkeypatch, backend, api, tmp_path / "home")
         for k, v in config.items():
             monkeypatch.setenv(f"REME_{k.upper()}", str(v))
-        ctx = Context(ws, Config.load(ws.root))
+        ctx = with_agents(Context(ws, Config.load(ws.root)))
         made.append(ctx)
         return ctx
 
@@ -164,7 +165,7 @@ def test_kill_9_mid_run_then_next_run_completes(ws, setup, tmp_path):
         assert not [p for p in ws.root.rglob("*.tmp")]  # nothing half-written
         api.rules.clear()
         api.script(card_reply("anthropic", "SQLite notes"), text("done"))
-        ctx = Context(ws, Config.load(ws.root))
+        ctx = with_agents(Context(ws, Config.load(ws.root)))
         try:
             report = record_session(ctx, SID)  # the dead process's lock is gone with it
         finally:
@@ -281,20 +282,19 @@ def test_card_names_are_single_safe_components():
 
 
 def test_record_rejects_bad_session_ids_and_honours_record_off(ws):
-    ctx = Context(ws, Config())
+    ctx = with_agents(Context(ws, Config()))
     with pytest.raises(InvalidInputError):
         record_session(ctx, "../etc")
-    assert record_session(Context(ws, Config(record=False)), "abc").status == "disabled"
+    assert record_session(with_agents(Context(ws, Config(record=False))), "abc").status == "disabled"
 
 
 def test_daily_write_is_agent_only(ws):
-    from reme_cc.agent import AGENT_TOOLS
-    from reme_cc.tools import all_tools
+    from reme_cc.tools import agent_tools, all_tools
 
-    assert "daily_write" in AGENT_TOOLS
+    assert "daily_write" in agent_tools()
     assert "daily_write" not in all_tools()  # the MCP server and the CLI are built from this registry
     with pytest.raises(InvalidInputError, match="only available inside a recorder run"):
-        AGENT_TOOLS["daily_write"].run(Context(ws, Config()), {"name": "x", "description": "d", "content": "c"})
+        agent_tools()["daily_write"].run(Context(ws, Config()), {"name": "x", "description": "d", "content": "c"})
 
 
 def test_cursor_survives_a_rewritten_copy():

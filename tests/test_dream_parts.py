@@ -57,6 +57,19 @@ def test_interests_round_trip_with_and_without_yaml(ws, monkeypatch):
     assert interests.read_interests(ws, "2026-06-21") == []  # broken hand edit: ignored, not fatal
 
 
+def test_interests_hand_edit_reads_the_same_under_the_system_python(monkeypatch):
+    """The brief (system python3, maybe without PyYAML) and the dream (plugin env) read interests.yaml
+    with one parser, so a hand edit means the same topics to both."""
+    text = ('date: "2026-06-20"\ntopics:\n  - title: Rotating keys  # my note\n    keywords:\n      - api key\n'
+            '      - rotation\n    paths: ["daily/x.md"]\n')
+    with_yaml = interests.parse_interests(text)
+    monkeypatch.setitem(sys.modules, "yaml", None)  # as under a python3 without PyYAML
+    without = interests.parse_interests(text)
+    assert with_yaml == without
+    (topic,) = without["topics"]
+    assert topic.title == "Rotating keys" and topic.keywords == ["api key", "rotation"] and topic.paths == ["daily/x.md"]
+
+
 # ---- catalog and parsing ------------------------------------------------------------------------------
 def test_scan_window_and_changed_files(ws):
     card(ws, "daily/2026-06-19/a.md", "A", "alpha")

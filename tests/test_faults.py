@@ -356,6 +356,7 @@ def test_transcript_timestamps_in_the_future_past_and_garbage_are_recorded(tmp_p
     from reme_cc.config import Config
     from reme_cc.memory import daily
     from reme_cc.memory.auto_memory import load_cursor, record_session
+    from reme_cc.agent import with_agents
     from reme_cc.tools import Context
 
     ws = Workspace(tmp_path / "ws")
@@ -373,7 +374,7 @@ def test_transcript_timestamps_in_the_future_past_and_garbage_are_recorded(tmp_p
         api.rule(lambda r: not r.tool_results(last_only=True),
                  lambda r: tool_use("daily_write", {"name": "Skewed clocks", "description": "a plan",
                                                     "content": r.last_user_text[-300:]}))
-        ctx = Context(ws, Config.load(ws.root))
+        ctx = with_agents(Context(ws, Config.load(ws.root)))
         try:
             report = record_session(ctx, SID)
         finally:

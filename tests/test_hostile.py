@@ -33,6 +33,7 @@ from hypothesis import strategies as st
 
 from reme_cc.config import Config
 from reme_cc.errors import ReMeError
+from reme_cc.agent import with_agents
 from reme_cc.tools import Context, ToolResult, all_tools
 from reme_cc.workspace import Workspace
 
@@ -104,7 +105,7 @@ class Playground:
             "resource/img.png": b"\x89PNG\r\n\x1a\n" + b"\x00" * 64,
         }
         self.reset()
-        self.ctx = Context(self.ws, Config.load(self.ws.root))
+        self.ctx = with_agents(Context(self.ws, Config.load(self.ws.root)))
 
     def reset(self) -> None:
         """Back to the seeded state (everything but metadata/ is rebuilt): each example starts alike."""
@@ -723,7 +724,7 @@ def test_recorder_injection_has_no_tool_to_act_with(pg, monkeypatch, tmp_path, b
                                                          "content": "pwned"}),
             tool_use(tool_name(backend, "write"), {"path": "../../outside/keep.md", "content": "pwned"}),
             text("done"))
-        ctx = Context(pg.ws, Config.load(pg.ws.root))
+        ctx = with_agents(Context(pg.ws, Config.load(pg.ws.root)))
         try:
             report = record_session(ctx, sid)
         finally:

@@ -11,14 +11,13 @@ import threading
 
 import pytest
 
-from reme_cc.agent import AGENT_TOOLS
 from reme_cc.config import Config
 from reme_cc.errors import EvidenceError, PathError
 from reme_cc.memory import daily, dream, gitlog
 from reme_cc.memory.auto_memory import CardTarget, RecordingContext
 from reme_cc.notes.frontmatter import parse_note
 from reme_cc.notes.store import NoteStore
-from reme_cc.tools import Context
+from reme_cc.tools import Context, agent_tools
 from reme_cc.workspace import Workspace
 from support.files_helpers import put, run
 
@@ -40,7 +39,7 @@ def test_second_write_keeps_the_frontmatter_whatever_the_line_separators(ctx, ws
 def test_recorder_card_update_keeps_the_frontmatter_whatever_the_line_separators(ctx, ws):
     target = CardTarget(DAY, "s1", "session/claude_code/s1.jsonl")
     rctx = RecordingContext.of(ctx, target)
-    write = AGENT_TOOLS["daily_write"]
+    write = agent_tools()["daily_write"]
     write.run(rctx, {"name": "Topic", "description": "first\u2028try", "content": "one"})
     path = target.written[-1]
     run(ctx, "frontmatter_update", path=path, updates={"tags": ["by\u2028hand"]})
@@ -88,6 +87,21 @@ def test_config_cannot_be_written_moved_or_edited_through_tools(ctx, ws):
         with pytest.raises(PathError, match="refused"):
             call()
     assert (ws.root / "config.json").read_text() == '{"record": true}\n'
+
+
+def test_a_change_of_an_off_machine_setting_is_logged_without_its_secret(ws, monkeypatch):
+    log = ws.logs / "settings.log"
+    Config.load(ws.root)
+    before = log.read_text() if log.exists() else ""
+    (ws.root / "config.json").write_text(json.dumps({"embedding_base_url": "http://127.0.0.1:9/v1"}))
+    monkeypatch.setenv("REME_EMBEDDING_API_KEY", "sk-very-secret-value")
+    Config.load(ws.root)
+    added = log.read_text()[len(before):]
+    assert "embedding_base_url changed: '' -> 'http://127.0.0.1:9/v1' (from config.json)" in added
+    assert "embedding_api_key changed" in added and "REME_EMBEDDING_API_KEY" in added
+    assert "sk-very-secret-value" not in log.read_text()
+    Config.load(ws.root)
+    assert log.read_text()[len(before):] == added  # unchanged settings: no new line
 
 
 # ---- issue 13 item 6: session/ is read-only evidence -------------------------------------------------
@@ -207,7 +221,7 @@ def test_recorder_dream_mcp_edits_and_hand_edits_on_one_day_lose_nothing(ws):
         ctx = context()
         for i in range(rounds):
             target = CardTarget(DAY, f"session-{i}", f"session/claude_code/session-{i}.jsonl")
-            AGENT_TOOLS["daily_write"].run(watched(RecordingContext.of(ctx, target)),
+            agent_tools()["daily_write"].run(watched(RecordingContext.of(ctx, target)),
                                            {"name": f"Recorded {i}", "description": f"card {i}", "content": "c"})
             daily.reindex(ctx.notes, DAY)
         ctx.close()

@@ -419,12 +419,10 @@ class Index:
         t0 = time.perf_counter()
 
         def wipe(conn: sqlite3.Connection) -> None:
-            with self._writer:
-                conn.execute("BEGIN IMMEDIATE")
+            with self._writer, catalog.transaction(conn):
                 for table in ("files", "chunks", "chunks_fts", "links", "nodes_fts"):
                     conn.execute(f"DELETE FROM {table}")
                 catalog.bump_generation(conn)
-                conn.execute("COMMIT")
                 for f in self.metadata.glob("vectors-*"):
                     with contextlib.suppress(OSError):
                         f.unlink()
@@ -749,7 +747,7 @@ class Index:
         from .graph import traverse
 
         self.maybe_sync()
-        return self._run(lambda conn: traverse(self, conn, seeds, depth, direction))
+        return self._run(lambda conn: traverse(conn, seeds, depth, direction))
 
     def node_search(self, query: str, limit: int = 20, *,
                     tier_of: Callable[[Any], int | None] | None = None) -> list[NodeHit]:

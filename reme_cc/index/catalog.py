@@ -7,12 +7,14 @@ schema, or damaged, it is deleted and rebuilt from the files (with a line in met
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import sqlite3
 import time
 import uuid
 from pathlib import Path
+from typing import Iterator
 
 SCHEMA_VERSION = 3
 DB_NAME = "index.sqlite"
@@ -128,10 +130,22 @@ def connect(metadata: Path) -> tuple[sqlite3.Connection, str]:
     raise DamagedIndex("the index could not be rebuilt")
 
 
-def create_schema(conn: sqlite3.Connection) -> None:
-    """All tables and the version row in ONE transaction, so no process sees a half-made schema."""
+@contextlib.contextmanager
+def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
+    """``BEGIN IMMEDIATE`` … ``COMMIT``, or ``ROLLBACK`` on any exception: the one way the index writes,
+    so a failure never leaves the connection inside a transaction holding the write lock."""
     conn.execute("BEGIN IMMEDIATE")
     try:
+        yield conn
+    except BaseException:
+        conn.execute("ROLLBACK")
+        raise
+    conn.execute("COMMIT")
+
+
+def create_schema(conn: sqlite3.Connection) -> None:
+    """All tables and the version row in ONE transaction, so no process sees a half-made schema."""
+    with transaction(conn):
         for stmt in SCHEMA.split(";"):
             if stmt.strip():
                 conn.execute(stmt)
@@ -141,10 +155,6 @@ def create_schema(conn: sqlite3.Connection) -> None:
             "INSERT OR IGNORE INTO meta VALUES ('schema_version', ?), ('generation', '0'), ('db_id', ?)",
             (str(SCHEMA_VERSION), uuid.uuid4().hex),
         )
-        conn.execute("COMMIT")
-    except BaseException:
-        conn.execute("ROLLBACK")
-        raise
 
 
 def _read_only(exc: BaseException) -> bool:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 from ..errors import InvalidInputError, NotFoundError
 
 if TYPE_CHECKING:  # pragma: no cover
-    from . import Graph, Index, Neighbor
+    from . import Graph, Neighbor
 
 EXPANSION_CAP = 10
 
@@ -64,7 +64,7 @@ def neighbours(conn: sqlite3.Connection, paths: list[str], cap: int = EXPANSION_
     return result
 
 
-def traverse(index: "Index", conn: sqlite3.Connection, seeds: list[str], depth: int, direction: str) -> "Graph":
+def traverse(conn: sqlite3.Connection, seeds: list[str], depth: int, direction: str) -> "Graph":
     """Breadth-first over resolved wikilinks from ``seeds`` up to ``depth`` hops."""
     from ..notes.wikilinks import build_stems, resolve_target
     from . import Graph, GraphEdge, GraphNode

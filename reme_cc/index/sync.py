@@ -20,7 +20,7 @@ from typing import Any, Callable, Iterator, Mapping
 from ..config import Config
 from ..notes.documents import DOCUMENT_EXTS, MAX_DOCUMENT_BYTES, text_view
 from . import keyword
-from .catalog import bump_generation, set_meta
+from .catalog import bump_generation, set_meta, transaction
 
 WALK_LAYERS = ("daily", "digest", "resource", "session")
 TEXT_EXT = {
@@ -333,8 +333,7 @@ def apply_changes(
             yield batch
 
     for batch in batches():
-        conn.execute("BEGIN IMMEDIATE")
-        try:
+        with transaction(conn):
             for item in batch:
                 if isinstance(item, str):
                     if item in known:
@@ -359,9 +358,5 @@ def apply_changes(
                 reresolve(conn, all_paths, stems, removed)
             bump_generation(conn)
             set_meta(conn, "last_sync", _dt.datetime.now().isoformat(timespec="seconds"))
-            conn.execute("COMMIT")
-        except BaseException:
-            conn.execute("ROLLBACK")
-            raise
         if progress:
             progress(done, total)

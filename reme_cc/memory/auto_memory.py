@@ -7,8 +7,9 @@ saves a generic conversation (JSON list of ``{role, content, created_at}``) as
 
 1. render the new entries (render.py) and give them to the ``recorder`` agent with the session's
    current card for that date (found by frontmatter ``session_id``, never by file name);
-2. the agent calls ``daily_write`` (an agent-only tool) → ``daily/<date>/<name>.md``; a new ``name``
-   renames the card and retargets inbound links (the ``move`` tool); small talk → no call, no card;
+2. the agent calls ``daily_write`` (an agent-only tool in tools/daily.py over ``write_card``) →
+   ``daily/<date>/<name>.md``; a new ``name`` renames the card and retargets inbound links (the note
+   service's move); small talk → no call, no card;
 3. the day index ``daily/<date>.md`` is regenerated and the search index updated;
 4. only then the per-session cursor ``metadata/auto_memory/<kind>-<ID>.json`` advances.
 
@@ -20,9 +21,7 @@ before it exits. Daily caps: usage.py.
 
 from __future__ import annotations
 
-import argparse
 import contextlib
-import dataclasses
 import hashlib
 import json
 import logging
@@ -31,14 +30,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from pydantic import Field
-
-from ..errors import ConflictError, InvalidInputError, LockedError, NotFoundError, PathError, ReMeError
-from ..tools import Context, Params, ToolResult
-from ..workspace import Workspace, validate_component
+from ..errors import ConflictError, InvalidInputError, LockedError, NotFoundError, PathError
 from ..notes.frontmatter import parse_note, render_note, replace_body
+from ..workspace import Workspace, validate_component
 from . import daily, usage
-from ..agent import AgentRun, AgentSpec, agent_tool, describe, load_agent, run_agent_sync
+from .context import Context
 from .render import PROMPT_TAGS, Message, format_transcript, has_conversation, local_date, parse_lines, render_entries
 from .transcript import check_session_id
 from .untrusted import neutralise
@@ -75,28 +71,17 @@ class RecordingContext(Context):
 
     @classmethod
     def of(cls, ctx: Context, target: CardTarget) -> "RecordingContext":
-        return cls(ctx.workspace, ctx.config, _index=ctx._index, target=target)
+        return cls(ctx.workspace, ctx.config, _index=ctx._index, agents=ctx.agents, target=target)
 
     def changed(self, *paths: str) -> None:
         self.pending.extend(paths)
 
 
-class DailyWriteParams(Params):
-    name: str = Field(description="Stable topic name of the session's card, used as the file name: a few "
-                                  "words, no date, no '/' (e.g. 'Memory store: SQLite decision')")
-    description: str = Field(description="A thorough one-paragraph summary of what happened and was concluded")
-    content: str = Field(description="The card body in Markdown (no frontmatter): what happened, conclusions, "
-                                     "follow-ups. Replaces the previous body, so carry over what still holds")
-
-
-class DailyWriteResult(ToolResult):
+@dataclass(frozen=True)
+class CardWrite:
     path: str
     renamed_from: str | None = None
     created: bool = False
-
-    def text(self) -> str:
-        verb = "created" if self.created else ("renamed and updated" if self.renamed_from else "updated")
-        return f"{verb} {self.path}" + (f" (was {self.renamed_from})" if self.renamed_from else "")
 
 
 def clean_card_name(raw: str) -> str:
@@ -135,24 +120,20 @@ def card_text(existing: str | None, meta: dict[str, Any], body: str) -> str:
     return replace_body(existing, body, meta)
 
 
-@agent_tool(
-    "daily_write",
-    "Write this session's daily card for the date being recorded (create it, or replace the existing "
-    "card's summary and body). Call it once with the complete card; giving a better name renames the "
-    "card and keeps links to it working. Do not call it for small talk.",
-    idempotent=True,
-)
-def daily_write(ctx: Context, params: DailyWriteParams) -> DailyWriteResult:
+def write_card(ctx: Context, name: str, description: str, content: str) -> CardWrite:
+    """Write the recorder run's card (``ctx`` is its RecordingContext): create it, or update the card
+    this session already has for the date — found by ``session_id``, renamed when the name changes."""
     target = getattr(ctx, "target", None)
     if not isinstance(target, CardTarget):
         raise InvalidInputError("daily_write is only available inside a recorder run")
     ws = ctx.workspace
-    name = clean_card_name(params.name)  # the file name; the frontmatter keeps the agent's wording
-    title = " ".join(params.name.split()).removesuffix(".md").strip() or name
-    description = " ".join(params.description.split())
+    raw_name = name
+    name = clean_card_name(raw_name)  # the file name; the frontmatter keeps the agent's wording
+    title = " ".join(raw_name.split()).removesuffix(".md").strip() or name
+    description = " ".join(description.split())
     if not description:
         raise InvalidInputError("description is empty; give a thorough summary of the session")
-    body = params.content.strip()
+    body = content.strip()
     if not body:
         raise InvalidInputError("content is empty; write what happened, the conclusions and follow-ups")
     link = f"[[{target.source}]]"
@@ -173,7 +154,7 @@ def daily_write(ctx: Context, params: DailyWriteParams) -> DailyWriteResult:
             notes.move(old_path, path)
             renamed = old_path
     target.written.append(path)
-    return DailyWriteResult(path=path, renamed_from=renamed, created=old_path is None)
+    return CardWrite(path, renamed, old_path is None)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -287,7 +268,7 @@ def _prompt(batch: _Batch, target: CardTarget, card: daily.DailyCard | None, ws:
     )
 
 
-def record_session(ctx: Context, session_id: str, *, kind: str = "claude_code", agent: AgentSpec | str = AGENT,
+def record_session(ctx: Context, session_id: str, *, kind: str = "claude_code", agent: Any = AGENT,
                    timeout: float | None = None) -> RecordReport:
     """Record what is new in a session. One job per session: if one runs, mark it dirty and return."""
     if kind not in KINDS:
@@ -298,7 +279,7 @@ def record_session(ctx: Context, session_id: str, *, kind: str = "claude_code", 
     if not ctx.config.record:
         report.status = "disabled"
         return report
-    spec = load_agent(agent) if isinstance(agent, str) else agent
+    spec = ctx.runner.load(agent) if isinstance(agent, str) else agent
     lock_name = f"record-{session_id}"
     dirty = ws.metadata / "locks" / f"record-{session_id}.dirty"
     while True:
@@ -325,7 +306,7 @@ def record_session(ctx: Context, session_id: str, *, kind: str = "claude_code", 
             return report
 
 
-def _record_pending(ctx: Context, session_id: str, kind: str, spec: AgentSpec, timeout: float | None,
+def _record_pending(ctx: Context, session_id: str, kind: str, spec: Any, timeout: float | None,
                     report: RecordReport) -> None:
     ws = ctx.workspace
     source = f"session/{kind}/{session_id}.jsonl"
@@ -356,12 +337,12 @@ def _record_pending(ctx: Context, session_id: str, kind: str, spec: AgentSpec, t
         target = CardTarget(batch.date, session_id, source, project=project)
         rctx = RecordingContext.of(ctx, target)
         card = daily.find_card_by_session(ws, session_id, dates=[batch.date])
-        run = run_agent_sync(rctx, spec, _prompt(batch, target, card, ws), tools=["daily_write"], timeout=timeout)
+        run = ctx.runner.run_sync(rctx, spec, _prompt(batch, target, card, ws), tools=["daily_write"], timeout=timeout)
         if ctx._index is None and rctx._index is not None:
             ctx._index = rctx._index  # hand the opened index back to the caller, who closes it
         _update_index(ctx, rctx.pending)  # what the run wrote is on disk, whatever the run's outcome
         _account(ws, report, run)
-        log.info("recorder run %s %s: %s", session_id, batch.date, describe(run))
+        log.info("recorder run %s %s: %s", session_id, batch.date, ctx.runner.describe(run))
         if run.error or (run.tool_calls and not target.written):
             # nothing is advanced: the next hook retries this batch
             report.status = "failed"
@@ -398,7 +379,7 @@ def _session_project(ctx: Context, entries: list[tuple[int, dict[str, Any]]]) ->
     return detect(cwd, ctx.index.read(known_projects)).frontmatter() if cwd else {}
 
 
-def _account(ws: Workspace, report: RecordReport, run: AgentRun) -> None:
+def _account(ws: Workspace, report: RecordReport, run: Any) -> None:
     report.runs += 1
     for k in ("input_tokens", "output_tokens"):
         report.usage[k] += run.usage.get(k, 0)
@@ -463,80 +444,3 @@ def save_dialog(ws: Workspace, messages: Any, session_id: str | None = None) -> 
             add = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in fresh).encode("utf-8")
             ws.write_bytes(rel, prefix + add)
     return session_id, len(fresh)
-
-
-# ---------------------------------------------------------------------------------------------
-# CLI
-
-
-def _setup_logging(ws: Workspace) -> None:
-    path = ws.logs / "auto-memory.log"
-    root = logging.getLogger("reme")
-    if not any(isinstance(h, logging.FileHandler) and h.baseFilename == str(path) for h in root.handlers):
-        handler = logging.FileHandler(path, encoding="utf-8")
-        handler.setFormatter(logging.Formatter("%(asctime)s %(process)d %(name)s %(levelname)s %(message)s"))
-        root.addHandler(handler)
-        root.setLevel(logging.INFO)
-
-
-def _cmd(args: argparse.Namespace) -> int:
-    ctx = Context.open(getattr(args, "workspace", None))
-    try:
-        _setup_logging(ctx.workspace)
-        kind = "claude_code"
-        sid = args.session_id
-        if args.messages_file:
-            try:
-                with open(args.messages_file, encoding="utf-8") as fh:
-                    messages = json.load(fh)
-            except OSError as exc:
-                raise NotFoundError(f"cannot read {args.messages_file}: {exc.strerror}") from None
-            except ValueError as exc:
-                raise InvalidInputError(f"{args.messages_file} is not valid JSON ({exc})") from None
-            sid, _added = save_dialog(ctx.workspace, messages, sid)
-            kind = "dialog"
-        elif not sid:
-            raise InvalidInputError("give --session-id ID (a Claude Code session) or --messages-file F")
-        report = record_session(ctx, sid, kind=kind)
-        log.info("auto-memory %s", report.text())
-        sync_resource_cards(ctx)
-        if getattr(args, "json", False):
-            print(json.dumps(dataclasses.asdict(report), ensure_ascii=False, indent=2))
-        else:
-            print(report.text())
-        return 1 if report.status == "failed" else 0
-    finally:
-        ctx.close()
-
-
-def sync_resource_cards(ctx: Context) -> None:
-    """After a recording, bring the resource cards up to date too, so a file dropped into resource/
-    gets its card after the next session rather than the next dream (stat first: nothing to do costs
-    one stat per resource). Skipped while a dream or `reme-cc resource` is at it; never fails the
-    recording."""
-    import asyncio
-
-    from .resource import sync_resources
-
-    if ctx.workspace.is_locked("resource"):
-        return
-    try:
-        res = asyncio.run(sync_resources(ctx))
-    except (ReMeError, OSError) as exc:
-        log.warning("resource cards not updated: %s", exc)
-        return
-    if res.changed_paths or res.failed:
-        log.info("%s", res.text())
-
-
-def register_cli(subparsers: Any) -> None:
-    p = subparsers.add_parser(
-        "auto-memory", help="Record a session's new conversation into its daily card (the recorder agent).",
-        description="Record what is new in a Claude Code session (--session-id) or a generic conversation "
-                    "(--messages-file: JSON list of {role, content, created_at}) into daily/<date>/<name>.md.")
-    p.add_argument("--workspace", metavar="DIR", default=argparse.SUPPRESS, help="memory workspace folder")
-    p.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print the report as JSON")
-    p.add_argument("--session-id", dest="session_id", default=None, help="the session to record")
-    p.add_argument("--messages-file", dest="messages_file", default=None,
-                   help="a JSON list of {role, content, created_at} to save under session/dialog/ and record")
-    p.set_defaults(func=_cmd)

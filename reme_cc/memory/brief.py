@@ -14,8 +14,8 @@ it reads ``interests.yaml`` files and the SQLite index (``metadata/index.sqlite`
 2. digest nodes whose name/description/path match the project name, the git branch or today's topics
    (FTS5 over the index's node table).
 
-Any problem (no workspace, no index yet, a locked or damaged database) yields a shorter brief or ""
-— never an exception, never a wait.
+No workspace, no index yet, or a locked or damaged database yields a shorter brief or "" without a
+wait; anything else is raised, for the SessionStart hook to log (it never fails the session).
 """
 
 from __future__ import annotations
@@ -214,13 +214,10 @@ def _fit(lines: list[str], budget: int) -> str:
 
 def session_start_brief(payload: dict[str, Any] | None) -> str:
     """The brief for a SessionStart hook payload; "" when off, empty or on any problem."""
-    try:
-        root = default_root()
-        if not root.is_dir():
-            return ""
-        ws = Workspace(root, create=False)
-        config = Config.load(ws.root)
-        cwd = str((payload or {}).get("cwd") or os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd())
-        return build_brief(ws, config, cwd=cwd)
-    except Exception:  # noqa: BLE001 - a brief must never break a session start
+    root = default_root()
+    if not root.is_dir():
         return ""
+    ws = Workspace(root, create=False)
+    config = Config.load(ws.root)
+    cwd = str((payload or {}).get("cwd") or os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd())
+    return build_brief(ws, config, cwd=cwd)  # anything unexpected is raised: the hook logs it, the session goes on

@@ -1,18 +1,35 @@
-"""What every operation runs against: the workspace, its settings, its index (opened lazily) and its
-note service, wired together here — the lowest layer that knows both the notes and the index."""
+"""What every operation runs against: the workspace, its settings, its index (opened lazily), its
+note service — wired together here, the lowest layer that knows both the notes and the index — and,
+for the memory pipelines, the agent runner their surface hands them (``agents``)."""
 
 from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ..config import Config
+from ..errors import ReMeError
 from ..notes.store import MARKDOWN_EXTS, NoteStore
 from ..workspace import Workspace
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..index import Index
+
+
+class AgentRunner(Protocol):
+    """Starts memory agents (recorder, dream, resource) with registry tools. It serves tools, so it
+    lives above them (``reme_cc/agent.py``: ``RUNNER``); a pipeline gets it through its Context."""
+
+    def load(self, name: str) -> Any: ...  # the agent's spec from its prompt file
+
+    def spec(self, name: str, description: str, prompt: str, tools: list[str] | None = None) -> Any: ...
+
+    async def run(self, ctx: "Context", agent: Any, prompt: str, **options: Any) -> Any: ...
+
+    def run_sync(self, ctx: "Context", agent: Any, prompt: str, **options: Any) -> Any: ...
+
+    def describe(self, run: Any) -> str: ...
 
 
 @dataclass
@@ -23,6 +40,7 @@ class Context:
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _notes: NoteStore | None = None
     _scope: dict[str, Any] = field(default_factory=dict)  # tools/recall_scope.py's cache: team Contexts, known projects
+    agents: AgentRunner | None = None  # set by the surface that starts a pipeline
 
     @classmethod
     def open(cls, root: str | None = None, config: Config | None = None) -> "Context":
@@ -50,6 +68,13 @@ class Context:
                 self._notes = NoteStore(self.workspace, backlinks=self._backlinks)
                 self._notes.observe(after=lambda paths: self.changed(*paths))
             return self._notes
+
+    @property
+    def runner(self) -> AgentRunner:
+        if self.agents is None:
+            raise ReMeError("this operation starts memory agents but was given no agent runner; "
+                            "start it through `reme-cc` (reme_cc.agent.with_agents)")
+        return self.agents
 
     def changed(self, *paths: str) -> None:
         """Tell the index that these workspace paths were written, moved or deleted."""

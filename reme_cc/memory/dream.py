@@ -19,22 +19,19 @@ A workspace-wide lock (``metadata/locks/dream.lock``) lets only one dream run at
 
 from __future__ import annotations
 
-import argparse
-import asyncio
 import datetime as _dt
 import hashlib
 import json
-import sys
 import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ..errors import InvalidInputError, LockedError, ReMeError
-from ..tools import Context
+from ..notes.evidence import link_targets, sources_section
 from ..workspace import DIGEST_BUCKETS, Workspace
 from . import daily, gitlog, interests
+from .context import Context
 from .dream_trigger import DREAM_LOCK, STAMP, touch
-from ..notes.evidence import link_targets, sources_section
 from .untrusted import neutralise
 
 CATALOG = "metadata/dream/catalog.json"
@@ -398,12 +395,10 @@ def verify_unit(ctx: DreamContext, unit: Unit, report: dict[str, Any] | None, ch
 # ---- stages -------------------------------------------------------------------------------------
 async def _extract(ctx: DreamContext, opts: DreamOptions, date: str, changed: list[str], summary: DreamSummary
                    ) -> tuple[list[Unit], list[interests.Topic]]:
-    from ..agent import run_agent
-
     recent = interests.read_interests(ctx.workspace, date) + interests.previous_topics(
         ctx.workspace, date, opts.topic_diversity_days)
-    run = await run_agent(ctx, "dream-extractor", extractor_prompt(ctx.workspace, opts, date, changed, recent),
-                          tools=["read"])
+    run = await ctx.runner.run(ctx, "dream-extractor", extractor_prompt(ctx.workspace, opts, date, changed, recent),
+                               tools=["read"])
     summary.agent_sessions += 1
     summary.tokens += run.usage.get("input_tokens", 0) + run.usage.get("output_tokens", 0)
     if run.error:
@@ -418,13 +413,11 @@ async def _integrate_batch(ctx: DreamContext, batch: list[Unit], hint: str, summ
                            ) -> dict[int, dict[str, Any]]:
     """One SDK session whose main agent launches one integrator subagent per unit, in parallel.
     Returns unit id -> the reported {action, path, error}."""
-    from ..agent import AgentSpec, load_agent, run_agent
-
-    integrator = load_agent(INTEGRATOR)
-    coordinator = AgentSpec("dream-coordinator", "Launches one dream-integrator per unit", COORDINATOR_PROMPT, [], None)
+    integrator = ctx.runner.load(INTEGRATOR)
+    coordinator = ctx.runner.spec("dream-coordinator", "Launches one dream-integrator per unit", COORDINATOR_PROMPT)
     prompts = [(u, integrator_prompt(ctx.workspace, u, hint)) for u in batch]
-    run = await run_agent(ctx, coordinator, coordinator_prompt(prompts), tools=[],
-                          subagents={INTEGRATOR: integrator})
+    run = await ctx.runner.run(ctx, coordinator, coordinator_prompt(prompts), tools=[],
+                               subagents={INTEGRATOR: integrator})
     summary.agent_sessions += 1
     summary.tokens += run.usage.get("input_tokens", 0) + run.usage.get("output_tokens", 0)
     reports: dict[int, dict[str, Any]] = {}
@@ -502,7 +495,7 @@ async def _run_locked(base: Context, opts: DreamOptions, date: str) -> DreamSumm
     run_id = gitlog.new_run_id()
     recorder = gitlog.ChangeRecorder(ws)
     recorder.snapshot(["digest"])
-    ctx = DreamContext(ws, base.config, recorder=recorder)
+    ctx = DreamContext(ws, base.config, agents=base.agents, recorder=recorder)
     ctx._index = base._index  # share an already open index
     summary = DreamSummary(run=run_id, date=date)
     catalog = load_catalog(ws)
@@ -596,56 +589,3 @@ def undo(ctx: Context) -> dict[str, Any]:
             return run
     except LockedError:
         raise LockedError("a dream is running; wait for it to finish before --undo") from None
-
-
-# ---- CLI ----------------------------------------------------------------------------------------
-def open_context(args: Any) -> Context:
-    return Context.open(getattr(args, "workspace", None))
-
-
-def _add_common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--workspace", metavar="DIR", default=argparse.SUPPRESS, help="memory workspace folder")
-    p.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print JSON")
-
-
-def register_cli(subparsers: Any) -> None:
-    p = subparsers.add_parser("dream", help="consolidate recent daily notes into digest nodes",
-                              description="Extract durable lessons from the daily notes changed since the last "
-                                          "dream and integrate them into digest/ (one subagent per unit).")
-    _add_common(p)
-    p.add_argument("--date", help="dream date YYYY-MM-DD (default today)")
-    p.add_argument("--hint", default="", help="what to focus on (passed to the agents)")
-    p.add_argument("--scan-days", type=int, default=2, help="days of daily notes to scan, ending at --date (2)")
-    p.add_argument("--max-units", type=int, default=5, help="at most this many units to integrate (5)")
-    p.add_argument("--topic-count", type=int, default=3, help="interest topics per day (3)")
-    p.add_argument("--topic-diversity-days", type=int, default=7, help="avoid topics of these previous days (7)")
-    p.add_argument("--undo", action="store_true", help="revert the last dream's changes")
-    p.set_defaults(func=_cli)
-
-
-def _cli(args: Any) -> int:
-    ctx = open_context(args)
-    as_json = bool(getattr(args, "json", False))
-    try:
-        if args.undo:
-            run = undo(ctx)
-            files = [c["path"] for c in run["changes"]]
-            if as_json:
-                print(json.dumps({"undone": run["run"], "files": files, "commit": run.get("commit")}, ensure_ascii=False))
-            else:
-                print(f"undid dream {run['run']}: restored {len(files)} file(s)")
-                for f in files:
-                    print(f"  {f}")
-            return 0
-        opts = DreamOptions(date=args.date, hint=args.hint or "", scan_days=args.scan_days, max_units=args.max_units,
-                            topic_count=args.topic_count, topic_diversity_days=args.topic_diversity_days)
-        try:
-            summary = asyncio.run(run_dream(ctx, opts))
-        except LockedError as exc:
-            print(f"reme-cc dream: {exc}", file=sys.stderr)
-            return 75  # EX_TEMPFAIL: not an error of this run, try later
-        print(json.dumps(asdict(summary), ensure_ascii=False, indent=2) if as_json else summary.text())
-        return 1 if summary.error or summary.failed else 0
-    finally:
-        ctx.close()
-

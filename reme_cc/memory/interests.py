@@ -22,7 +22,7 @@ import datetime as _dt
 import json
 import re
 import unicodedata
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any, Iterable
 
 from ..errors import InvalidInputError
@@ -166,21 +166,10 @@ def render_interests(date: str, topics: list[Topic], topic_count: int, diversity
 
 
 def parse_interests(text: str) -> dict[str, Any]:
-    """Parse an interests.yaml. Uses PyYAML when importable, else a small reader that understands
-    the shape we write (and simple hand edits of it). Raises InvalidInputError when unreadable."""
-    try:
-        import yaml  # type: ignore[import-untyped]
-    except ImportError:  # system python3 without PyYAML
-        data = _parse_plain(text)
-    else:
-        try:
-            data = yaml.safe_load(text)
-        except yaml.YAMLError as exc:
-            raise InvalidInputError(f"interests.yaml is not valid YAML: {str(exc).splitlines()[0]}") from None
-    if data is None:
-        data = {}
-    if not isinstance(data, dict):
-        raise InvalidInputError("interests.yaml must be a mapping with date, topic_count, diversity_days, topics")
+    """Parse an interests.yaml with the one reader of this module (stdlib): the shape we write and the
+    usual hand edits of it (unquoted values, trailing comments, block lists). The same reader serves
+    the brief under the system python3 and the dream in the plugin env, so both see the same topics."""
+    data = _parse_plain(text)
     topics = data.get("topics") or []
     if not isinstance(topics, list):
         raise InvalidInputError("interests.yaml: `topics` must be a list")
@@ -190,6 +179,8 @@ def parse_interests(text: str) -> dict[str, Any]:
 
 def _scalar(raw: str) -> Any:
     raw = raw.strip()
+    if raw[:1] not in ('"', "'", "[", "{"):
+        raw = re.sub(r"\s+#.*$", "", raw)  # a trailing comment (not inside quotes)
     if not raw:
         return ""
     if raw[0] in '"[{' or raw in ("true", "false", "null") or re.fullmatch(r"-?\d+(\.\d+)?", raw):
@@ -206,22 +197,28 @@ def _parse_plain(text: str) -> dict[str, Any]:
     data: dict[str, Any] = {}
     topics: list[dict[str, Any]] = []
     current: dict[str, Any] | None = None
-    for line in text.splitlines():
+    last_key: str | None = None  # a key whose value is a block list ("keywords:" then "- a" lines)
+    for line in text.split("\n"):
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         m = re.match(r"^(\s*)(-\s+)?([A-Za-z_]+):\s*(.*)$", line)
         if not m:
+            item = re.match(r"^\s*-\s+(.*)$", line)
+            if item and current is not None and last_key:
+                value = current.get(last_key)
+                current[last_key] = (value if isinstance(value, list) else []) + [_scalar(item.group(1))]
             continue
         indent, dash, key, value = m.groups()
         if not indent and not dash:
             data[key] = _scalar(value) if value.strip() else []
-            current = None
+            current, last_key = None, None
             continue
         if dash:
             current = {}
             topics.append(current)
         if current is not None:
             current[key] = _scalar(value)
+            last_key = key if not value.strip() else None
     if topics:
         data["topics"] = topics
     return data
@@ -258,6 +255,3 @@ def latest_interests(ws: Workspace, on_or_before: str, max_days: int = 30) -> tu
             return d, topics
     return None, []
 
-
-def topics_as_dicts(topics: list[Topic]) -> list[dict[str, Any]]:
-    return [asdict(t) for t in topics]

@@ -77,10 +77,6 @@ def parse_lines(data: bytes, start: int = 0) -> list[tuple[int, dict[str, Any]]]
     return out
 
 
-def complete_line_count(data: bytes) -> int:
-    return data.count(b"\n")
-
-
 # ---------------------------------------------------------------------------------------------
 # rendering one entry
 

@@ -23,7 +23,6 @@ import asyncio
 import hashlib
 import json
 import re
-import time
 import unicodedata
 from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable
@@ -32,9 +31,9 @@ from ..errors import ReMeError
 from ..notes import documents
 from ..notes.frontmatter import parse_note, render_note
 from ..notes.wikilinks import parse_links
-from ..tools import Context
 from ..workspace import DATE_RE, validate_component
 from . import daily
+from .context import Context
 from .untrusted import neutralise
 
 PROMPT_TAGS = ("resource", "recent_daily_cards")  # resource_prompt's wrappers: the texts cannot close them
@@ -368,9 +367,7 @@ def resource_prompt(ctx: Context, res: Resource, text: str) -> str:
 async def agent_summarize(ctx: Context, res: Resource, text: str) -> tuple[str, int]:
     """Ask the ``resource`` agent for the card; returns (card markdown, tokens used). The agent gets no
     tools: what it may see is exactly the prompt (redacted, within the budget)."""
-    from ..agent import run_agent
-
-    run = await run_agent(ctx, "resource", resource_prompt(ctx, res, text), tools=[])
+    run = await ctx.runner.run(ctx, "resource", resource_prompt(ctx, res, text), tools=[])
     tokens = int(run.usage.get("input_tokens", 0)) + int(run.usage.get("output_tokens", 0))
     if run.error:
         raise ReMeError(f"resource agent failed: {run.error}")
@@ -472,28 +469,3 @@ async def sync_resources(
         for day in sorted(days):
             daily.reindex(ctx.notes, day)
     return report
-
-
-# ---- CLI ----------------------------------------------------------------------------------------
-def register_cli(subparsers: Any) -> None:
-    p = subparsers.add_parser("resource", help="turn files in resource/ into daily resource cards",
-                              description="Create, update or remove one daily card per file in resource/.")
-    p.add_argument("--date", help="the date root files count as (default today)")
-    p.set_defaults(func=_cli)
-
-
-def _cli(args: Any) -> int:
-    from .dream import open_context  # one place builds the Context for CLI commands
-
-    ctx = open_context(args)
-    try:
-        t0 = time.monotonic()
-        report = asyncio.run(sync_resources(ctx, today=getattr(args, "date", None)))
-        if getattr(args, "json", False):
-            print(json.dumps({**report.__dict__, "seconds": round(time.monotonic() - t0, 2)}, ensure_ascii=False))
-        else:
-            print(report.text())
-        return 1 if report.failed else 0
-    finally:
-        ctx.close()
-

@@ -35,6 +35,7 @@ from __future__ import annotations
 import bisect
 import hashlib
 import itertools
+import logging
 import re
 import threading
 from array import array
@@ -43,10 +44,12 @@ from typing import Iterable
 
 from ..errors import InvalidInputError
 from .frontmatter import split_frontmatter
+from .text import closes_fence, fence_opening, split_lines
 from .wikilinks import link_spans
 
-__all__ = ["Chunk", "chunk_file", "decode_text", "normalize_newlines", "split_lines"]
+__all__ = ["Chunk", "chunk_file", "decode_text", "normalize_newlines"]
 
+log = logging.getLogger("reme_cc.index")
 _AST_LIMIT = 1_000_000  # characters of Markdown body parsed with mistletoe
 _TRAILING = 6  # max headings in the trailing skeleton
 _MIN_MAX_CHARS = 80
@@ -77,11 +80,6 @@ def normalize_newlines(text: str) -> str:
     return text.replace("\r\n", "\n")
 
 
-def split_lines(text: str) -> list[str]:
-    """The line numbering rule shared by chunks and `read`: split on "\\n" only."""
-    return text.split("\n")
-
-
 def decode_text(data: bytes, invalid_encoding_policy: str = "replace") -> str:
     if invalid_encoding_policy not in ("replace", "strict"):
         raise InvalidInputError(
@@ -108,7 +106,7 @@ def chunk_file(
     text = decode_text(data, invalid_encoding_policy)
     lower = path.lower()
     if lower.endswith(_MD_EXT + (".docx",)):  # a .docx arrives as its Markdown text view
-        return _MarkdownChunker(text, max_chars).run()
+        return _MarkdownChunker(text, max_chars, path).run()
     if lower.endswith(".pdf"):  # a PDF arrives as its text view (notes/documents.py)
         return _chunk_pages(text, max_chars)
     if lower.endswith(".jsonl"):
@@ -339,7 +337,6 @@ class _Section:
 
 _ATX_RE = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]|$)")  # the text after it: _atx_text (a regex is quadratic there)
 _SETEXT_RE = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
-_FENCE_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
 
 
 _INNER_SPACE_RE = re.compile(r"(?<=\S)[ \t]{2,}")
@@ -369,7 +366,8 @@ def _no_inline(_content: object) -> list[object]:
 
 
 class _MarkdownChunker:
-    def __init__(self, text: str, max_chars: int):
+    def __init__(self, text: str, max_chars: int, path: str = "<text>"):
+        self.path = path
         self.max_chars = max_chars
         self.L = _Lines(split_lines(text))
         raw, _body, body_start, _ = split_frontmatter(text)
@@ -383,8 +381,9 @@ class _MarkdownChunker:
         if self.L.cum[n] - self.L.cum[self.body_off] <= _AST_LIMIT:
             try:
                 return self._ast_blocks(body)
-            except Exception:  # noqa: BLE001 - mistletoe bug on odd input: fall back, never fail
-                pass
+            except Exception as exc:  # noqa: BLE001 - a mistletoe bug on odd input must not stop indexing
+                log.warning("%s: the Markdown parser failed (%s: %s); chunked by the plain line scan instead",
+                            self.path, type(exc).__name__, exc)
         return self._scan_blocks()
 
     def _ast_blocks(self, body: list[str]) -> list[_Block]:
@@ -442,9 +441,8 @@ class _MarkdownChunker:
         return blocks
 
     def _closes_fence(self, s: int, e: int) -> bool:
-        m = _FENCE_RE.match(self.L.lines[s])
-        last = self.L.lines[e].strip()
-        return bool(m) and bool(last) and set(last) == {m.group(1)[0]} and len(last) >= len(m.group(1))
+        fence = fence_opening(self.L.lines[s])
+        return fence is not None and closes_fence(self.L.lines[e], fence)
 
     def _last_nonblank(self) -> int:
         i = len(self.L.lines) - 1
@@ -462,14 +460,10 @@ class _MarkdownChunker:
             if not line.strip():
                 i += 1
                 continue
-            fm = _FENCE_RE.match(line)
-            if fm and not (fm.group(1)[0] == "`" and "`" in fm.group(2)):
-                ch, size = fm.group(1)[0], len(fm.group(1))
+            fence = fence_opening(line)
+            if fence is not None:
                 j = i + 1
-                while j < n:
-                    t = lines[j].strip()
-                    if t and set(t) == {ch} and len(t) >= size and len(lines[j]) - len(lines[j].lstrip(" ")) <= 3:
-                        break
+                while j < n and not closes_fence(lines[j], fence):
                     j += 1
                 closed = j < n
                 e = j if closed else n - 1
@@ -484,7 +478,7 @@ class _MarkdownChunker:
                 i += 1
                 continue
             j = i
-            while j + 1 < n and lines[j + 1].strip() and not _ATX_RE.match(lines[j + 1]) and not _FENCE_RE.match(lines[j + 1]):
+            while j + 1 < n and lines[j + 1].strip() and not _ATX_RE.match(lines[j + 1]) and fence_opening(lines[j + 1]) is None:
                 j += 1
             blocks.append(_Block("text", i, j))
             i = j + 1

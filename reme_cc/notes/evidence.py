@@ -16,11 +16,11 @@ from __future__ import annotations
 import re
 
 from ..errors import EvidenceError
+from .text import Fence, closes_fence, fence_opening, split_lines
 from .wikilinks import parse_links
 
 SOURCE_LAYERS = ("daily/", "resource/", "session/")
 _HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)[ \t#]*$")
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
 _SOURCES_TITLES = {"sources", "source", "来源"}
 
 
@@ -36,19 +36,15 @@ def link_targets(text: str) -> set[str]:
 def sources_section(text: str) -> str | None:
     """The text of the first ``## Sources`` section (any heading level; until the next heading of the
     same or a higher level), or None when there is none. Headings inside code fences do not count."""
-    lines = text.splitlines()
-    fence: str | None = None
+    lines = [line.rstrip("\r") for line in split_lines(text)]
+    fence: Fence | None = None
     start = level = None
     for i, line in enumerate(lines):
-        m = _FENCE.match(line)
-        if m:
-            marker = m.group(1)
-            if fence is None:
-                fence = marker[0] * len(marker)
-                continue
-            if marker.startswith(fence):
+        if fence is not None:
+            if closes_fence(line, fence):
                 fence = None
-                continue
+            continue
+        fence = fence_opening(line)
         if fence is not None:
             continue
         h = _HEADING.match(line)

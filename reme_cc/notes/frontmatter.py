@@ -18,9 +18,9 @@ from typing import Any, Iterable
 import yaml
 
 from ..errors import InvalidInputError
+from .text import keep_lines
 
-__all__ = ["Note", "parse_note", "merge_frontmatter", "replace_body", "render_note", "render_value", "split_frontmatter",
-           "keep_lines"]
+__all__ = ["Note", "parse_note", "merge_frontmatter", "replace_body", "render_note", "render_value", "split_frontmatter"]
 
 
 # Caps on what a frontmatter block may hold: notes come from tools, resources and the user's editor,
@@ -97,16 +97,6 @@ def _as_text(value: Any) -> str | None:
     if value is None:
         return None
     return value if isinstance(value, str) else str(value)
-
-
-def keep_lines(text: str) -> list[str]:
-    """Lines with their endings, split on "\n" only (the one line-numbering rule of reme-cc;
-    str.splitlines would also split on \x0b, \u2028 ... and disagree with editors)."""
-    parts = text.split("\n")
-    out = [p + "\n" for p in parts[:-1]]
-    if parts[-1]:
-        out.append(parts[-1])
-    return out
 
 
 def split_frontmatter(text: str) -> tuple[str | None, str, int, int]:

@@ -1,6 +1,44 @@
-"""Plain-text helpers every note reader shares: the one binary-file detector."""
+"""Plain-text rules every note reader shares: the one line splitter, the one code-fence scanner and
+the one binary-file detector."""
 
 from __future__ import annotations
+
+import re
+
+_FENCE_OPEN = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
+
+Fence = tuple[str, int]  # (fence character, length) of an open code fence
+
+
+def split_lines(text: str) -> list[str]:
+    """The line numbering rule of reme-cc (chunks, `read`, links): split on "\\n" only — never
+    ``str.splitlines``, which also splits at \\x0b, \\x1c, U+0085, U+2028 … and disagrees with editors."""
+    return text.split("\n")
+
+
+def keep_lines(text: str) -> list[str]:
+    """``split_lines`` with each line's "\\n" kept (no empty last item)."""
+    parts = split_lines(text)
+    out = [p + "\n" for p in parts[:-1]]
+    if parts[-1]:
+        out.append(parts[-1])
+    return out
+
+
+def fence_opening(line: str) -> Fence | None:
+    """The fence ``line`` opens (CommonMark: up to 3 spaces, 3+ backticks or tildes; a backtick
+    fence's info string holds no backtick), else None."""
+    m = _FENCE_OPEN.match(line)
+    if not m or (m.group(1)[0] == "`" and "`" in m.group(2)):
+        return None
+    return m.group(1)[0], len(m.group(1))
+
+
+def closes_fence(line: str, fence: Fence) -> bool:
+    """True when ``line`` closes ``fence``: only the fence character, at least as many, ≤ 3 spaces in."""
+    stripped = line.strip()
+    return (bool(stripped) and set(stripped) == {fence[0]} and len(stripped) >= fence[1]
+            and len(line) - len(line.lstrip(" ")) <= 3)
 
 
 def looks_binary(sample: bytes) -> bool:

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import Callable, Collection, Iterable, Mapping
 
 from ..errors import InvalidInputError
+from .text import Fence, closes_fence, fence_opening
 
 __all__ = [
     "WikiLink",
@@ -39,7 +40,6 @@ __all__ = [
 ]
 
 _LINK_RE = re.compile(r"(!?)\[\[([^\[\]\n]*)\]\]")
-_FENCE_OPEN_RE = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
 # `key:: ` at the start of a line, optionally as a list item / task. Keys may contain spaces and CJK.
 _LINE_FIELD_RE = re.compile(r"^[ \t]*(?:[-*+][ \t]+(?:\[.\][ \t]+)?|\d+[.)][ \t]+)?([^\s:\[\]()`][^:\[\]()`\n]*?)::")
 # `[key:: value]` or `(key:: value)`, value may hold wikilinks but no other brackets.
@@ -79,7 +79,7 @@ def code_mask(text: str) -> list[tuple[int, int]]:
     regions: list[tuple[int, int]] = []
     pos = 0
     n = len(text)
-    fence: tuple[str, int] | None = None  # (char, length) of the open fence
+    fence: Fence | None = None
     fence_start = 0
     prose_start = 0  # start of the current run of non-fenced text
     while pos <= n:
@@ -87,23 +87,14 @@ def code_mask(text: str) -> list[tuple[int, int]]:
         line_end = n if nl == -1 else nl
         line = text[pos:line_end]
         if fence is None:
-            m = _FENCE_OPEN_RE.match(line)
-            # a backtick fence's info string may not contain backticks (CommonMark)
-            if m and not (m.group(1)[0] == "`" and "`" in m.group(2)):
+            fence = fence_opening(line)
+            if fence is not None:
                 regions.extend(_inline_spans(text, prose_start, pos))
-                fence = (m.group(1)[0], len(m.group(1)))
                 fence_start = pos
-        else:
-            stripped = line.strip()
-            if (
-                len(line) - len(line.lstrip(" ")) <= 3
-                and stripped
-                and set(stripped) == {fence[0]}
-                and len(stripped) >= fence[1]
-            ):
-                regions.append((fence_start, line_end))
-                fence = None
-                prose_start = line_end
+        elif closes_fence(line, fence):
+            regions.append((fence_start, line_end))
+            fence = None
+            prose_start = line_end
         if nl == -1:
             break
         pos = nl + 1

@@ -16,7 +16,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from ..errors import InvalidInputError
 from ..memory.context import Context
 
-__all__ = ["Context", "Params", "ToolResult", "TextResult", "Tool", "REGISTRY", "tool", "all_tools"]
+__all__ = ["Context", "Params", "ToolResult", "TextResult", "Tool", "REGISTRY", "AGENT_TOOLS", "TOOL_MODULES", "tool",
+           "agent_tool", "all_tools", "agent_tools"]
 
 
 class Params(BaseModel):
@@ -70,6 +71,10 @@ class Tool(Generic[P]):
 
 
 REGISTRY: dict[str, Tool[Any]] = {}
+# Memory-agent-only tools (e.g. the recorder's daily_write): served to agents, never by the MCP server / CLI.
+AGENT_TOOLS: dict[str, Tool[Any]] = {}
+# The one list of tool modules; importing them registers their tools.
+TOOL_MODULES = ("files", "daily", "search", "graph", "system")
 
 
 def tool(
@@ -112,8 +117,21 @@ def format_validation_error(exc: ValidationError) -> str:
     return "; ".join(parts)
 
 
-def all_tools() -> dict[str, Tool[Any]]:
-    """The registry with every tool module imported."""
-    from . import daily, files, graph, search, system  # noqa: F401  (registration side effect)
+def agent_tool(name: str, description: str, **flags: Any) -> Callable[[Callable[["Context", P], ToolResult]], Callable[["Context", P], ToolResult]]:
+    """Like ``tool`` but registers into AGENT_TOOLS."""
+    return tool(name, description, registry=AGENT_TOOLS, **flags)
 
+
+def all_tools() -> dict[str, Tool[Any]]:
+    """The registry with every tool module imported (AGENT_TOOLS filled too)."""
+    import importlib
+
+    for module in TOOL_MODULES:
+        importlib.import_module(f"{__name__}.{module}")
     return REGISTRY
+
+
+def agent_tools() -> dict[str, Tool[Any]]:
+    """The memory-agent-only tools, every tool module imported."""
+    all_tools()
+    return AGENT_TOOLS

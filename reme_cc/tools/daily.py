@@ -1,11 +1,13 @@
-"""Daily tools: create a day's index page, list a day's cards, regenerate the day index."""
+"""Daily tools: create a day's index page, list a day's cards, regenerate the day index; and the
+recorder's agent-only ``daily_write``."""
 
 from __future__ import annotations
 
 from pydantic import Field
 
 from ..memory import daily as day
-from . import Context, Params, ToolResult, tool
+from ..memory.auto_memory import write_card
+from . import Context, Params, ToolResult, agent_tool, tool
 
 
 class DateParams(Params):
@@ -102,3 +104,33 @@ def daily_reindex(ctx: Context, params: DateParams) -> DailyReindexResult:
     result = day.reindex(ctx.notes, date)
     return DailyReindexResult(date=date, path=result.path, cards=len(result.cards), changed=result.changed,
                               notes=list(result.notes))
+
+
+class DailyWriteParams(Params):
+    name: str = Field(description="Stable topic name of the session's card, used as the file name: a few "
+                                  "words, no date, no '/' (e.g. 'Memory store: SQLite decision')")
+    description: str = Field(description="A thorough one-paragraph summary of what happened and was concluded")
+    content: str = Field(description="The card body in Markdown (no frontmatter): what happened, conclusions, "
+                                     "follow-ups. Replaces the previous body, so carry over what still holds")
+
+
+class DailyWriteResult(ToolResult):
+    path: str
+    renamed_from: str | None = None
+    created: bool = False
+
+    def text(self) -> str:
+        verb = "created" if self.created else ("renamed and updated" if self.renamed_from else "updated")
+        return f"{verb} {self.path}" + (f" (was {self.renamed_from})" if self.renamed_from else "")
+
+
+@agent_tool(
+    "daily_write",
+    "Write this session's daily card for the date being recorded (create it, or replace the existing "
+    "card's summary and body). Call it once with the complete card; giving a better name renames the "
+    "card and keeps links to it working. Do not call it for small talk.",
+    idempotent=True,
+)
+def daily_write(ctx: Context, params: DailyWriteParams) -> DailyWriteResult:
+    done = write_card(ctx, params.name, params.description, params.content)
+    return DailyWriteResult(path=done.path, renamed_from=done.renamed_from, created=done.created)

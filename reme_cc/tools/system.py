@@ -101,7 +101,6 @@ def run_reindex(ctx: Context, progress: Callable[[int, int], None] | None = None
     "Rebuild the ReMe index from the workspace files (wipes the derived index in metadata/; the embedding "
     "cache is kept, keyed by content). Daily cards recorded before projects existed first get their "
     "project from their conversation copy. Use after bulk edits outside ReMe or if search looks wrong.",
-    destructive=False,
     idempotent=True,
 )
 def reindex(ctx: Context, params: NoParams) -> ReindexResult:
