@@ -186,7 +186,7 @@ def test_boundaries_never_cut_wikilinks():
         assert all(body[a:b] == link for a, b in link_spans(body))
 
 
-def test_setext_headings_and_heading_skeleton_normalised():
+def test_setext_headings_and_heading_skeleton_normalized():
     text = "Title\n=====\nintro " + "i" * 60 + "\n\nSub\n---\nsub " + "s" * 50 + "\n"
     got = [(c.start_line, c.end_line, c.headings) for c in chunks(text, max_chars=90)]
     assert got == [(1, 3, ("# Title",)), (5, 7, ("# Title", "## Sub"))]
@@ -195,7 +195,7 @@ def test_setext_headings_and_heading_skeleton_normalised():
     assert got[0].headings == ("## intro Sub",)
 
 
-def test_crlf_normalised_and_line_numbers_exact():
+def test_crlf_normalized_and_line_numbers_exact():
     text = "---\r\nname: x\r\n---\r\n# H\r\nline\r\n"
     (c,) = chunk_file("n.md", text.encode(), max_chars=500)
     assert c.text == "# H\nline" and (c.start_line, c.end_line) == (4, 5)

@@ -101,12 +101,12 @@ def test_parse_extraction_and_units(ws):
               '{"name": "No evidence", "bucket": "wiki", "paths": ["digest/wiki/x.md"]}, '
               '{"name": "Second", "bucket": "procedure", "paths": ["[[daily/2026-06-20/a.md]]"]}], "topics": []}\n```')
     data = dream.parse_extraction(answer)
-    units = dream.normalise_units(data["units"], ws, ["daily/2026-06-20/a.md"], 5)
+    units = dream.normalize_units(data["units"], ws, ["daily/2026-06-20/a.md"], 5)
     assert [(u.name, u.bucket, u.paths) for u in units] == [
         ("Use pnpm", "wiki", ["daily/2026-06-20/a.md"]),  # unknown bucket -> wiki; bad paths dropped
         ("Second", "procedure", ["daily/2026-06-20/a.md"]),
     ]
-    assert len(dream.normalise_units(data["units"], ws, [], 1)) == 1
+    assert len(dream.normalize_units(data["units"], ws, [], 1)) == 1
     with pytest.raises(Exception, match="no JSON object"):
         dream.parse_extraction("I found nothing worth keeping.")
 

@@ -5,7 +5,7 @@
   workspace (a sibling folder and the parent) ever changes;
 * the parsers (frontmatter, wikilinks, chunker, transcript lines and rendering) fuzzed: no crash;
 * path tricks for every path-taking tool: ``..``, absolute, ``~``, symlinks and hard links pointing
-  out, case tricks, very long names, NUL, Unicode normalisation look-alikes;
+  out, case tricks, very long names, NUL, Unicode normalization look-alikes;
 * malformed JSON-RPC and a 20 MB request line to the real stdio MCP server: errors or silence, the
   server keeps serving, memory bounded;
 * transcripts with a 10 MB single line, invalid UTF-8 and unknown entry types, through the real hooks;

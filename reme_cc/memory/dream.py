@@ -244,7 +244,7 @@ def mark_project(ctx: Context, unit: Unit, node: str, summary: DreamSummary) -> 
             summary.share.append({"path": node, "repo": str(repo)})
 
 
-def normalise_units(raw: Any, ws: Workspace, changed: list[str], max_units: int) -> list[Unit]:
+def normalize_units(raw: Any, ws: Workspace, changed: list[str], max_units: int) -> list[Unit]:
     units: list[Unit] = []
     for item in raw if isinstance(raw, list) else []:
         if not isinstance(item, dict):
@@ -404,7 +404,7 @@ async def _extract(ctx: DreamContext, opts: DreamOptions, date: str, changed: li
     if run.error:
         raise ReMeError(f"extract failed: {run.error}")
     data = parse_extraction(run.text)
-    units = normalise_units(data.get("units"), ctx.workspace, changed, opts.max_units)
+    units = normalize_units(data.get("units"), ctx.workspace, changed, opts.max_units)
     topics = [t for t in (interests.Topic.from_obj(x) for x in data.get("topics") or []) if t is not None]
     return units, topics
 

@@ -82,7 +82,7 @@ def _str_list(value: Any) -> list[str]:
     return out
 
 
-# ---- similarity (the local normalise-and-dedup fallback) --------------------------------------
+# ---- similarity (the local normalize-and-dedup fallback) --------------------------------------
 def normalize_title(text: str) -> str:
     """Case-, width- and punctuation-insensitive form of a title."""
     text = unicodedata.normalize("NFKC", text).lower()
@@ -103,7 +103,7 @@ def _jaccard(a: set[str], b: set[str]) -> float:
 
 
 def similar(a: Topic, b: Topic) -> bool:
-    """Two topics are the same interest when their titles normalise alike, one title contains the
+    """Two topics are the same interest when their titles normalize alike, one title contains the
     other, their title bigrams overlap strongly (works for Chinese too), or their keywords do."""
     na, nb = normalize_title(a.title), normalize_title(b.title)
     if not na or not nb:

@@ -20,7 +20,7 @@ of each ancestor; at most _TRAILING of them), as in document 003's example. The 
 
 start_line/end_line are 1-based inclusive lines of the ORIGINAL file covering the fragment (the
 first chunk of a section also covers its heading line). Lines are split on "\\n" after CRLF is
-normalised to "\\n" (a lone CR is not a line break, as in `read` and the link parser).
+normalized to "\\n" (a lone CR is not a line break, as in `read` and the link parser).
 
 Above _AST_LIMIT characters the mistletoe parse is skipped for a line scanner (ATX headings and
 code fences only; tables/lists become plain text blocks), which keeps 50 MB files fast.

@@ -259,7 +259,7 @@ def merge_frontmatter(text: str, updates: dict[str, Any], delete: Iterable[str] 
     closing = lines[len(keep_lines(raw)) + 1]
     segments = _segments(raw, meta)
     if segments is None:
-        # Cannot map keys to lines safely: re-render the block (data kept, formatting normalised).
+        # Cannot map keys to lines safely: re-render the block (data kept, formatting normalized).
         merged = {k: v for k, v in meta.items() if k not in delete}
         merged.update(updates)
         block = "".join(render_value(str(k), v) for k, v in merged.items())
