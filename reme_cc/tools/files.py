@@ -35,6 +35,15 @@ SYSTEM_DIRS = ("metadata",)
 
 
 # ---- helpers --------------------------------------------------------------------------------------
+def _existing(ws: Workspace, rel: str, *, allow_root: bool = False) -> tuple[str, Path]:
+    """(canonical path, absolute path) of a file or folder that exists."""
+    norm = ws.normalize(rel, allow_root=allow_root)
+    path = ws.resolve(norm, allow_root=allow_root)
+    if not path.exists():
+        raise NotFoundError(f"{norm} does not exist; use list to see what is there")
+    return norm, path
+
+
 def _binary_error(norm: str) -> InvalidInputError:
     hint = "use read_image" if _image_mime(norm, b"") else "use stat to inspect it"
     return InvalidInputError(f"{norm} is a binary file, not text; {hint}")
@@ -423,10 +432,7 @@ def _summary(path: Path) -> tuple[str | None, str | None]:
 )
 def list_files(ctx: Context, params: ListParams) -> ListResult:
     ws = ctx.workspace
-    norm = ws.normalize(params.path, allow_root=True)
-    root = ws.resolve(norm, allow_root=True)
-    if not root.exists():
-        raise NotFoundError(f"{norm} does not exist; list the parent folder to see what is there")
+    norm, root = _existing(ws, params.path, allow_root=True)
     if not root.is_dir():
         raise InvalidInputError(f"{norm} is a file, not a folder; use stat or read")
     exts = {("." + e.lower().lstrip(".")) for e in (params.ext or []) if e.strip(". ")}
@@ -510,11 +516,7 @@ class StatResult(ToolResult):
     positional=("path",),
 )
 def stat(ctx: Context, params: PathParams) -> StatResult:
-    ws = ctx.workspace
-    norm = ws.normalize(params.path, allow_root=True)
-    p = ws.resolve(norm, allow_root=True)
-    if not p.exists():
-        raise NotFoundError(f"{norm} does not exist; use list to see what is there")
+    norm, p = _existing(ctx.workspace, params.path, allow_root=True)
     st = p.stat()
     base = dict(path=norm, size=st.st_size, modified=_mtime(st.st_mtime), created=_mtime(st.st_ctime))
     if p.is_dir():
