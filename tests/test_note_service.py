@@ -121,6 +121,22 @@ def test_session_layer_is_read_only_to_every_tool(ctx, ws):
     assert run(ctx, "read", path=rel).content  # reading evidence stays allowed
 
 
+def test_a_symlink_inside_the_workspace_does_not_lead_a_change_out_of_the_content_layers(ctx, ws):
+    import os
+
+    (ws.root / "config.json").write_text('{"record": true}\n')
+    put(ws, "session/claude_code/abc.jsonl", "{}\n")
+    os.symlink("..", ws.root / "daily" / "up")  # e.g. from an unpacked archive
+    os.symlink("../session/claude_code/abc.jsonl", ws.root / "daily" / "s.jsonl")
+    for call in (lambda: run(ctx, "write", path="daily/up/config.md", content="x"),
+                 lambda: run(ctx, "edit", path="daily/up/config.json", old_text="true", new_text="false"),
+                 lambda: run(ctx, "edit", path="daily/s.jsonl", old_text="{}", new_text="{1}")):
+        with pytest.raises(PathError, match="symlink"):
+            call()
+    assert (ws.root / "config.json").read_text() == '{"record": true}\n' and not (ws.root / "config.md").exists()
+    assert (ws.root / "session/claude_code/abc.jsonl").read_text() == "{}\n"
+
+
 def test_links_from_session_files_are_left_alone_by_a_move(ctx, ws):
     put(ws, "daily/x/a.md", "# a\n")
     put(ws, "daily/x/b.md", "see [[daily/x/a.md]]\n")

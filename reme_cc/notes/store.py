@@ -116,11 +116,16 @@ class NoteStore:
     def content_path(self, rel: str) -> str:
         """The canonical form of a path a change may touch, or PathError saying why not."""
         norm = self.ws.normalize(rel, allow_root=True)
-        top = norm.split("/", 1)[0]
-        if top not in CONTENT_LAYERS:
-            raise PathError(_refusal(norm, top))
-        if any(part.startswith(".") for part in norm.split("/")):
-            raise PathError(f"{norm}: hidden files and folders (starting with '.') are not memory; refused")
+        # the path as written and the file it really is (a symlink inside the workspace, e.g. daily/x
+        # -> .., must not lead a change to config.json or session/)
+        real = os.path.realpath(self.ws.root / norm) if norm else str(self.ws.root)
+        for path in (norm, self.ws.relpath(real) if real != str(self.ws.root) else ""):
+            top = path.split("/", 1)[0]
+            if top not in CONTENT_LAYERS:
+                raise PathError(_refusal(path, top) if path == norm else
+                                f"{norm} leads to {path or 'the workspace root'} through a symlink; " + _refusal(path, top))
+            if any(part.startswith(".") for part in path.split("/")):
+                raise PathError(f"{norm}: hidden files and folders (starting with '.') are not memory; refused")
         return norm
 
     def _fixed(self, norm: str, what: str) -> None:
