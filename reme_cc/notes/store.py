@@ -132,23 +132,18 @@ class NoteStore:
         if norm in FIXED_FOLDERS:
             raise PathError(f"{norm}/ is a workspace layer folder; it cannot be {what}")
 
-    # ---- reading ----------------------------------------------------------------------------------
-    def read_text(self, rel: str, *, what: str) -> tuple[str, str]:
-        """(path, text) of an existing UTF-8 text file small enough to rewrite whole. Invalid UTF-8 is
-        refused: rewriting it with replacement characters would lose bytes."""
-        norm, path = self.ws.existing_file(rel)
-        size = path.stat().st_size
-        if size > EDIT_MAX_BYTES:
-            raise InvalidInputError(f"{norm} is {size_text(size)}; {what} works on files up to {size_text(EDIT_MAX_BYTES)}")
-        return norm, _strict_text(norm, self.ws.read_bytes(norm), what)
-
     def _current(self, norm: str) -> bytes | None:
+        """The file's bytes now (None: no file). A change rewrites the whole file, so it is loaded
+        whole: larger files are refused before they are read."""
         path = self.ws.resolve(norm)
         if path.is_dir():
             raise InvalidInputError(f"{norm} is a folder; choose a file path")
         if path.is_file():
             self.ws.existing_file(norm)  # refuses a hard link: its text may be a file outside
         try:
+            size = path.stat().st_size
+            if size > EDIT_MAX_BYTES:
+                raise InvalidInputError(f"{norm} is {size_text(size)}; changes work on files up to {size_text(EDIT_MAX_BYTES)}")
             return path.read_bytes()
         except FileNotFoundError:
             return None
@@ -461,10 +456,8 @@ def _strict_text(norm: str, data: bytes, what: str) -> str:
 
 
 def _checked(norm: str, text: str, what: str) -> None:
-    """Refuse a whole-file rewrite of a binary, oversized or non-UTF-8 file (``text`` was decoded with
-    surrogateescape, so invalid bytes show up as lone surrogates)."""
-    if len(text) > EDIT_MAX_BYTES:
-        raise InvalidInputError(f"{norm} is over {size_text(EDIT_MAX_BYTES)}; {what} works on smaller files")
+    """Refuse a rewrite of a binary or non-UTF-8 file (``text`` was decoded with surrogateescape, so
+    invalid bytes show up as lone surrogates)."""
     _strict_text(norm, text.encode("utf-8", errors="surrogateescape"), what)
 
 
