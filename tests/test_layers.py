@@ -21,6 +21,14 @@ LAYERS = {
 }
 RANK = {name: i for i, name in enumerate(LAYERS)}
 
+# Upward imports not removed yet, each with its reason. The list may only shrink: a new upward import
+# fails, and so does an entry here that is no longer needed.
+KNOWN_UPWARD = {
+    # redact.py (stdlib text rules) is needed by every layer; it belongs below notes/, but it is being
+    # rewritten by its owner (issue 13), so it moves once that lands
+    ("reme_cc.notes.documents", "reme_cc.memory.redact"),
+}
+
 
 def module_name(path: Path) -> str:
     rel = path.relative_to(PACKAGE.parent).with_suffix("")
@@ -88,8 +96,10 @@ def test_no_upward_imports():
         for dep in deps:
             if RANK[layer_of(dep)] > RANK[layer_of(module)]:
                 upward.add((module, dep))
-    assert not upward, "upward imports (a lower layer importing a higher one): " + ", ".join(
-        f"{a} -> {b}" for a, b in sorted(upward))
+    new = sorted(upward - KNOWN_UPWARD)
+    assert not new, "upward imports (a lower layer importing a higher one): " + ", ".join(f"{a} -> {b}" for a, b in new)
+    fixed = sorted(KNOWN_UPWARD - upward)
+    assert not fixed, f"these are fixed, remove them from KNOWN_UPWARD: {fixed}"
 
 
 def test_no_import_cycles():
