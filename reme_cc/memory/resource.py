@@ -30,6 +30,7 @@ from typing import Any, Awaitable, Callable
 from ..errors import ReMeError
 from ..notes import documents
 from ..notes.frontmatter import parse_note, render_note
+from ..notes.text import looks_binary
 from ..notes.wikilinks import parse_links
 from ..workspace import DATE_RE, validate_component
 from . import daily
@@ -93,16 +94,6 @@ def resource_date(rel: str, today: str) -> str:
     return today
 
 
-def _looks_binary(head: bytes) -> bool:
-    if b"\x00" in head:
-        return True
-    try:
-        head.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return exc.start < len(head) - 4  # a multi-byte char cut at the end is fine
-    return False
-
-
 @dataclass(frozen=True)
 class Found:
     path: str
@@ -149,7 +140,7 @@ def classify(ctx: Context, f: Found) -> Resource:
         info = documents.image_info(path)
         why = f"a {info[0]} image, {info[1]}×{info[2]} pixels" if info else "an image file that could not be decoded"
         return Resource(f.path, f.date, f.size, f.mtime_ns, sha, "image", why)
-    if ext not in TEXT_EXTS or _looks_binary(head):
+    if ext not in TEXT_EXTS or looks_binary(head):
         return Resource(f.path, f.date, f.size, f.mtime_ns, sha, "binary", "a binary file")
     if f.size > MAX_TEXT_BYTES:
         return Resource(f.path, f.date, f.size, f.mtime_ns, sha, "oversized",
