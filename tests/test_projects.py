@@ -429,7 +429,7 @@ def test_dream_units_get_scope_and_nodes_get_the_projects_of_their_sources(ctx, 
            {"name": "Short answers", "bucket": "personal", "summary": "s", "paths": [a, b]},
            {"name": "Explicitly general", "bucket": "wiki", "scope": "general", "paths": [a]},
            {"name": "Says project, has none", "bucket": "wiki", "scope": "project", "paths": [b]}]
-    units = dream.normalise_units(raw, ws, [a, b], 5)
+    units = dream.normalize_units(raw, ws, [a, b], 5)
     assert [(u.scope, list(u.projects)) for u in units] == [
         ("project", ["shop"]), ("general", ["shop"]), ("general", ["shop"]), ("general", [])]
     assert "Scope: specific to the project shop" in dream.integrator_prompt(ws, units[0], "")
