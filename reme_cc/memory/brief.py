@@ -213,7 +213,7 @@ def _fit(lines: list[str], budget: int) -> str:
 
 
 def session_start_brief(payload: dict[str, Any] | None) -> str:
-    """The brief for a SessionStart hook payload; "" when off, empty or on any problem."""
+    """The brief for a SessionStart hook payload; "" when off, empty, or without a usable index."""
     root = default_root()
     if not root.is_dir():
         return ""
