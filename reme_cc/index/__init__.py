@@ -720,13 +720,11 @@ class Index:
             raise ReMeError("set_embeddings needs a writable index with an embedding model")
 
         def do(conn: sqlite3.Connection) -> None:
-            with self._writer:
-                conn.execute("BEGIN IMMEDIATE")
+            with self._writer, catalog.transaction(conn):
                 conn.execute("DELETE FROM embeddings WHERE model = ?", (self.model_id,))
                 conn.executemany("INSERT INTO embeddings(model, hash, vector) VALUES (?,?,?)",
                                  [(self.model_id, h, v.astype("float32").tobytes()) for h, v in vectors.items()])
                 catalog.bump_generation(conn)
-                conn.execute("COMMIT")
 
         self._run(do)
         self._refresh_vectors()
