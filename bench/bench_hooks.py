@@ -7,7 +7,8 @@ Claude Code does, and measures until the process exits. Transcripts are synthesi
 CLI fixtures (same line types and proportions: api-request blobs, attachments, user/assistant lines),
 with fresh uuids. "first" = a workspace that has never seen the session (a 20 MB backlog is handed to a
 detached worker; its completion time is reported separately); "incremental" = one new turn (~30 KB)
-appended before each Stop, the normal case.
+appended before each Stop, the normal case. Last, the SessionStart hook (which builds the brief from the
+index) on the demo workspace, p50/p95 of the whole hook against the bare interpreter start.
 """
 
 from __future__ import annotations
@@ -104,6 +105,28 @@ def bench(python: str, mb: float, runs: int, template: list[dict], tmp: Path) ->
     }  # fmt: skip
 
 
+def bench_session_start(python: str, runs: int, tmp: Path) -> dict:
+    ws = tmp / "ws-brief"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("REME_", "CLAUDE"))}
+    env.update({"REME_WORKSPACE": str(ws), "REME_AUTO_DREAM": "false", "REME_EMBEDDING": "none"})
+    subprocess.run([sys.executable, "-m", "reme_cc", "--workspace", str(ws), "demo"], env=env, check=True,
+                   capture_output=True)  # fmt: skip
+    project = tmp / "release-rollback"  # a project folder the demo's digest has a node for
+    project.mkdir(exist_ok=True)
+    payload = json.dumps({"session_id": SID, "cwd": str(project), "hook_event_name": "SessionStart",
+                          "source": "startup"}).encode()  # fmt: skip
+    times, out = [], b""
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        p = subprocess.run([python, "-S", str(HOOK), "SessionStart"], input=payload, env=env, capture_output=True)
+        times.append(time.perf_counter() - t0)
+        assert p.returncode == 0, p
+        out = p.stdout
+    assert b"additionalContext" in out, out  # the brief was built, not skipped
+    return {"session_start_p50_ms": round(pct(times, 0.5)), "session_start_p95_ms": round(pct(times, 0.95)),
+            "brief_chars": len(json.loads(out)["hookSpecificOutput"]["additionalContext"])}  # fmt: skip
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--runs", type=int, default=30)
@@ -122,6 +145,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         for mb in [float(x) for x in args.sizes.split(",")]:
             print(json.dumps({"python": args.python, **bench(args.python, mb, args.runs, template, Path(tmp))}))
+        print(json.dumps({"python": args.python, **bench_session_start(args.python, args.runs, Path(tmp))}))
     return 0
 
 

