@@ -133,9 +133,12 @@ class Playground:
 
 
 @pytest.fixture
-def pg(tmp_path, monkeypatch):
+def pg(tmp_path, tmp_path_factory, monkeypatch):
     monkeypatch.setenv("REME_EMBEDDING", "none")
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    # the one file reme keeps outside the workspace, by design: the machine's shared jieba table
+    # (index/dictionary.py); whether a call builds it depends on test order, so it lives apart
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path_factory.mktemp("xdg-cache")))
     (tmp_path / "home").mkdir()
     p = Playground(tmp_path)
     yield p
