@@ -166,7 +166,7 @@ class AgentRun:
 
 
 def _redact_value(value: Any) -> Any:
-    from .memory.redact import redact
+    from .notes.redact import redact
 
     if isinstance(value, str):
         return redact(value)
@@ -184,7 +184,7 @@ def _call_tool(ctx: Context, tool: Tool[Any], args: dict[str, Any], run: AgentRu
     Privacy: what a tool returns goes to the model, so secrets in it are redacted (``read`` of a raw
     resource file, a search hit); what an agent writes is redacted too (a model that knows a key from
     elsewhere still cannot put it into daily/ or digest/)."""
-    from .memory.redact import redact
+    from .notes.redact import redact
 
     if not tool.read_only and isinstance(args, dict):
         args = _redact_value(args)
@@ -221,7 +221,7 @@ async def run_agent(ctx: Context, agent: str | AgentSpec, prompt: str, *, tools:
     Never raises for model/API failures or timeouts: they come back in ``AgentRun.error`` (a caller
     such as the recorder must know not to advance its cursor). Bad configuration raises ReMeError."""
     spec = load_agent(agent) if isinstance(agent, str) else agent
-    from .memory.redact import redact
+    from .notes.redact import redact
 
     prompt = redact(prompt)  # conversation, resource text, daily notes: no secret ever reaches a model
     names = list(tools if tools is not None else spec.tools)

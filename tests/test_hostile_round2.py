@@ -27,8 +27,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from reme_cc.errors import InvalidInputError, ReMeError
-from reme_cc.memory import redact as redact_module
-from reme_cc.memory.redact import redact, remove_private, scrub
+from reme_cc.notes import redact as redact_module
+from reme_cc.notes.redact import redact, remove_private, scrub
 from reme_cc.memory.render import format_transcript, render_entries, strip_boilerplate
 from reme_cc.memory.transcript import check_session_id, filter_entry
 from reme_cc.memory.untrusted import as_notes, neutralise

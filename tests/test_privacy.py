@@ -33,7 +33,7 @@ from typing import Any
 
 import pytest
 
-from reme_cc.memory.redact import redact, scrub
+from reme_cc.notes.redact import redact, scrub
 from support.fake_api import FakeAPI, Request, Reply, content_text, text, tool_use
 from support.redact_corpus import repository_lines
 from support.secrets_corpus import ORDINARY, SECRETS, Secret

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reme_cc.memory.redact import redact, redact_counts, remove_private, scrub, strip_base64
+from reme_cc.notes.redact import redact, redact_counts, remove_private, scrub, strip_base64
 from support.redact_corpus import NEGATIVES, POSITIVES, PRIVATE_KEY, repository_lines
 
 

@@ -406,7 +406,7 @@ def _advance(ws: Workspace, kind: str, session_id: str, entries: list[tuple[int,
 def save_dialog(ws: Workspace, messages: Any, session_id: str | None = None) -> tuple[str, int]:
     """Append the given ``[{role, content, created_at}]`` to ``session/dialog/<id>.jsonl`` (secrets and
     private spans scrubbed; messages already there are skipped). Returns (session_id, added)."""
-    from .redact import scrub
+    from ..notes.redact import scrub
     from .transcript import TEXT_CHARS, clean_value
 
     if not isinstance(messages, list) or not messages:

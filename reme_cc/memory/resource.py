@@ -224,7 +224,7 @@ def listed_card(res: Resource, why: str | None = None) -> tuple[str, str]:
 def _finish_card(card_md: str, res: Resource, fallback_name: str) -> tuple[str, str]:
     """Validate the agent's card and stamp it with the resource link; returns (name, text).
     The card goes to daily/: secrets are redacted even if the model wrote one from memory."""
-    from .redact import redact
+    from ..notes.redact import redact
 
     card_md = redact(card_md)
     note = parse_note(card_md.strip() + "\n")
@@ -257,7 +257,7 @@ def _unique_card_path(ctx: Context, date: str, filename: str, taken: set[str]) -
 # ---- what the agent sees -------------------------------------------------------------------------
 def resource_text(ctx: Context, res: Resource) -> tuple[str, str | None]:
     """(text with secrets redacted, None), or ("", why it is only listed) for a document without text."""
-    from .redact import redact
+    from ..notes.redact import redact
 
     data = ctx.workspace.read_bytes(res.path)
     if res.kind == "document":

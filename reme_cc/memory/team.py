@@ -138,7 +138,7 @@ def shareable_text(ws: Workspace, rel: str, team: Workspace) -> tuple[str, int, 
     """The node as it goes into the team folder: (text, links turned to text, secrets redacted)."""
     from ..notes.frontmatter import parse_note, render_note
     from ..notes.wikilinks import parse_links
-    from .redact import redact_counts
+    from ..notes.redact import redact_counts
 
     note = parse_note(ws.read_bytes(rel).decode("utf-8", errors="replace"))
     if note.error:

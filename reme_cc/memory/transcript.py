@@ -33,7 +33,7 @@ from typing import Any, Iterator
 
 from ..errors import InvalidInputError
 from ..workspace import Workspace, atomic_write
-from .redact import redact, scrub
+from ..notes.redact import redact, scrub
 
 COPY_DIR = "session/claude_code"
 STATE_DIR = "transcripts"  # under metadata/

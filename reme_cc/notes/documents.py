@@ -117,7 +117,7 @@ def _run_child(kind: str, data: bytes) -> Extraction:
 # ---- the view -------------------------------------------------------------------------------------
 def text_view(ws_root: Path, path: str, data: bytes, sha256: str | None = None) -> Extraction:
     """The extraction with secrets redacted: what the index, `read` and the resource agent see."""
-    from ..memory.redact import redact  # standard library only; see the module docstring
+    from .redact import redact
 
     ex = extract(ws_root, path, data, sha256)
     return Extraction(ex.kind, redact(ex.text), ex.pages, ex.error) if ex.text else ex

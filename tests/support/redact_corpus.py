@@ -206,5 +206,5 @@ _CORPUS_GLOBS = ("reme_cc/**/*.py", "bench/**/*.py", "hooks/**/*", "scripts/**/*
 
 def repository_lines() -> list[tuple[str, str]]:
     """(path, line) for every line of the repository corpus."""
-    files = sorted({p for g in _CORPUS_GLOBS for p in _REPO.glob(g) if p.is_file()} - {_REPO / "reme_cc/memory/redact.py"})
+    files = sorted({p for g in _CORPUS_GLOBS for p in _REPO.glob(g) if p.is_file()} - {_REPO / "reme_cc/notes/redact.py"})
     return [(p.relative_to(_REPO).as_posix(), line) for p in files for line in p.read_text("utf-8", "replace").splitlines()]
