@@ -131,6 +131,23 @@ def test_obsidian_short_links_resolve_and_reresolve(ws, idx):
     assert [l.source for l in idx.inbound_links("nowhere.md")] == ["digest/wiki/hub.md"]
 
 
+def test_a_file_gone_between_walk_and_read_leaves_no_link_resolved_to_it(ws, idx):
+    """Found by the soak: a walk saw b.md, b.md was deleted before the sync read it; a.md, indexed in
+    the same run, had its link resolved to b.md (exact) and nothing ever corrected it."""
+    from reme_cc.index.sync import walk
+
+    ws.write_text("daily/2020-01-01/a.md", note("A", "a", "see [[daily/2020-01-01/b.md]] and [[b]]"))
+    ws.write_text("daily/2020-01-01/b.md", note("B", "b", "body"))
+    stale = walk(ws.root)
+    (ws.root / "daily/2020-01-01/b.md").unlink()
+    idx.sync(disk=stale)
+    idx.sync()
+    links = {l.target: l for l in idx.outbound_links("daily/2020-01-01/a.md")}
+    assert links["daily/2020-01-01/b.md"].resolved_path is None and links["daily/2020-01-01/b.md"].how == "missing"
+    assert links["b"].resolved_path is None and links["b"].how == "missing"
+    assert idx.file_info("daily/2020-01-01/b.md") is None
+
+
 def test_links_in_frontmatter_and_code(ws, idx):
     ws.write_text(
         "digest/wiki/s.md",

@@ -154,7 +154,7 @@ def prepare(ws_root: Path, path: str, stat: tuple[int, int], config: Config) -> 
     try:
         data = (ws_root / path).read_bytes()
     except OSError:
-        out.vanished = True  # gone between walk and read: the next sync removes it
+        out.vanished = True  # gone between walk and read: apply_changes treats it as deleted
         return out
     out.hash = hashlib.sha256(data).hexdigest()
     if path.lower().endswith(DOCUMENT_EXTS):
@@ -192,8 +192,6 @@ def store(conn: sqlite3.Connection, p: Prepared, paths: set[str], stems: Mapping
     from ..notes.wikilinks import resolve_target
 
     mtime_ns, size = p.stat
-    if p.vanished:
-        return 0
     if not p.indexed:
         _delete_path(conn, p.path)
         conn.execute(
@@ -312,6 +310,7 @@ def apply_changes(
 ) -> None:
     """Write ``todo`` ({path: stat, or None when deleted}) in transactions of BATCH files.
     The caller holds the writer lock."""
+    all_paths = set(all_paths)  # a file found gone while reading leaves it (below)
     stems = LazyStems(all_paths)
     known = {r[0] for r in conn.execute("SELECT path FROM files")}
     deleted = sorted(p for p, st in todo.items() if st is None)
@@ -335,12 +334,21 @@ def apply_changes(
     for batch in batches():
         with transaction(conn):
             for item in batch:
-                if isinstance(item, str):
-                    if item in known:
-                        _delete_path(conn, item)
-                        conn.execute("DELETE FROM files WHERE path=?", (item,))
-                        report.removed.append(item)
-                        removed.add(item)
+                if isinstance(item, str) or item.vanished:
+                    # a file deleted between the walk and the read is a deletion too: else links stored
+                    # in this run resolve to it and no later sync sees a change that corrects them
+                    path = item if isinstance(item, str) else item.path
+                    if path in all_paths:
+                        all_paths.discard(path)
+                        stems = LazyStems(all_paths)
+                    if path in known:
+                        _delete_path(conn, path)
+                        conn.execute("DELETE FROM files WHERE path=?", (path,))
+                        report.removed.append(path)
+                        removed.add(path)
+                        set_changed = True
+                    elif not isinstance(item, str):
+                        removed.add(path)  # links stored earlier in this run may point at it
                         set_changed = True
                     continue
                 n = store(conn, item, all_paths, stems)
