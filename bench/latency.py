@@ -25,7 +25,7 @@ from corpus import fill_random_vectors, EN_TOPICS, ZH_TOPICS, generate  # noqa: 
 
 from reme_cc.config import Config  # noqa: E402
 from reme_cc.index import Index, keyword, rss_mb  # noqa: E402
-from reme_cc.index.graph import neighbours  # noqa: E402
+from reme_cc.index.graph import neighbors  # noqa: E402
 from reme_cc.index.search import run_search  # noqa: E402
 from reme_cc.workspace import Workspace  # noqa: E402
 
@@ -125,7 +125,7 @@ def main() -> None:
     hits = run_search(idx, qs[0], 5, expand=False).results
     for _ in qs[:100]:
         parts["faiss"].append(ms(lambda: idx._vectors.search(qv, 25)))
-        parts["expand"].append(ms(lambda: idx._run(lambda c: neighbours(c, [h.path for h in hits]))))
+        parts["expand"].append(ms(lambda: idx._run(lambda c: neighbors(c, [h.path for h in hits]))))
     fig["ms"] = {k: {"p50": pct(v, .5), "p95": pct(v, .95)} for k, v in parts.items() if v}
     fig["rss_mb"] = round(rss_mb(), 1)
 

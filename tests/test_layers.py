@@ -5,6 +5,7 @@ count: they are dependencies all the same, only later."""
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parent.parent / "reme_cc"
@@ -127,3 +128,12 @@ def test_the_checker_sees_lazy_and_relative_imports(tmp_path):
     deps = imports_of("reme_cc.memory.context", mods["reme_cc.memory.context"], set(mods))
     assert "reme_cc.index" in deps  # imported lazily inside Context.index
     assert "reme_cc.notes.store" in deps  # a relative import at the top
+
+
+def test_one_spelling_of_normalize_and_neighbor():
+    """normalise/normalize and neighbour/neighbor were both in the code: one spelling (the one
+    Workspace.normalize and index.Neighbor use) keeps names greppable."""
+    pattern = re.compile(r"normalis|neighbour", re.I)
+    hits = [f"{path.relative_to(PACKAGE.parent)}:{n}" for path in sorted(PACKAGE.rglob("*.py"))
+            for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if pattern.search(line)]
+    assert hits == []

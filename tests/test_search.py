@@ -10,19 +10,9 @@ import pytest
 from reme_cc.config import Config
 from reme_cc.errors import InvalidInputError
 from reme_cc.index import Index
-from reme_cc.index.search import normalised_fusion, rrf, run_search
+from reme_cc.index.search import normalized_fusion, rrf, run_search
 from reme_cc.tools import Context, all_tools
-
-
-def note(name: str, desc: str, body: str) -> str:
-    return f"---\nname: {name}\ndescription: {desc}\n---\n{body}\n"
-
-
-@pytest.fixture
-def idx(ws):
-    index = Index(ws, Config.load(ws.root))
-    yield index
-    index.close()
+from support.files_helpers import note
 
 
 def test_rrf_arithmetic():
@@ -35,7 +25,7 @@ def test_rrf_arithmetic():
     assert rrf([], [5, 6])[6][0] == pytest.approx(1 / 62)
     assert rrf([7], [])[7] == pytest.approx((1 / 61, 1 / 61, 0.0))
     assert rrf([10, 20], [20])[20][0] == pytest.approx(0.5 / 62 + 0.5 / 61)  # equal weights by default
-    n = normalised_fusion([(1, 0.9), (2, 0.5)], [(2, 10.0), (3, 4.0)])
+    n = normalized_fusion([(1, 0.9), (2, 0.5)], [(2, 10.0), (3, 4.0)])
     assert n[1][0] == pytest.approx(0.7) and n[2][0] == pytest.approx(0.3) and n[3][0] == pytest.approx(0.0)
 
 
@@ -213,11 +203,11 @@ def test_vectors_cross_lingual_hybrid_and_model_switch(ws):
         index.close()
 
 
-def test_normalised_fusion_mode_runs(ws, idx):
+def test_normalized_fusion_mode_runs(ws, idx):
     ws.write_text("digest/wiki/a.md", "# A\nlynx lynx")
     ws.write_text("digest/wiki/b.md", "# B\nlynx")
     idx.sync()
-    r = run_search(idx, "lynx", 5, fusion="normalised")
+    r = run_search(idx, "lynx", 5, fusion="normalized")
     assert [h.path for h in r.results] == ["digest/wiki/a.md", "digest/wiki/b.md"]
     assert r.results[0].score == pytest.approx(1.0)
 

@@ -21,20 +21,11 @@ from reme_cc.memory.transcript import (
     load_state,
     read_copy,
 )
+from support.files_helpers import conversational_uuids
 from support.redact_corpus import PRIVATE_KEY
 
 FIXTURES = Path(__file__).parent / "fixtures" / "claude_code" / "projects" / "-home-user-project"
 SESSIONS = sorted(p.stem for p in FIXTURES.glob("*.jsonl"))
-
-
-def conversational_uuids(path: Path) -> list[str]:
-    """What must end up in the copy: every user/assistant line with a message, minus thinking-only."""
-    out = []
-    for line in path.read_text().splitlines():
-        obj = json.loads(line)
-        if obj.get("type") in ("user", "assistant") and isinstance(obj.get("message"), dict):
-            out.append(obj["uuid"])
-    return out
 
 
 def stage(tmp_path: Path, sid: str) -> Path:

@@ -27,7 +27,7 @@ from ..workspace import Workspace
 from . import catalog, catchup, embedder as emb, keyword, tiers
 from .bm25 import BM25Index, trim_heap
 from .catalog import index_log
-from .graph import neighbours
+from .graph import neighbors
 from .sync import CONFLICT_KEY, WALK_LAYERS, SyncReport, apply_changes, walk, wants_chunks
 from .vectors import VectorStore
 from .watch import Watcher
@@ -694,8 +694,8 @@ class Index:
                 if row is None:
                     continue
                 hits.append(Hit(row[0], row[1], row[2], round(score, 6), round(v, 6), round(w, 6), row[3]))
-            if expand and hits:  # the neighbours of every hit in one batch of queries
-                around = neighbours(conn, [h.path for h in hits])
+            if expand and hits:  # the neighbors of every hit in one batch of queries
+                around = neighbors(conn, [h.path for h in hits])
                 for hit in hits:
                     hit.outlinks, hit.outlinks_total, hit.inlinks, hit.inlinks_total = around[hit.path]
             projects = tiers.file_projects(conn, {h.path for h in hits})
@@ -715,7 +715,7 @@ class Index:
 
     def set_embeddings(self, vectors: dict[str, Any]) -> None:
         """Make the embedding cache of the current model hold exactly these {content hash: vector}
-        (benchmarks and tests set a chosen coverage with it; vectors must be L2-normalised)."""
+        (benchmarks and tests set a chosen coverage with it; vectors must be L2-normalized)."""
         if not self.model_id or self.mode == "ro":
             raise ReMeError("set_embeddings needs a writable index with an embedding model")
 

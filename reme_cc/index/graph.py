@@ -1,4 +1,4 @@
-"""The wikilink graph, served from the links table: one-hop neighbours for search expansion and
+"""The wikilink graph, served from the links table: one-hop neighbors for search expansion and
 breadth-first traversal for the traverse tool."""
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ def _names(conn: sqlite3.Connection, paths: list[str]) -> dict[str, tuple[str | 
 Expansion = tuple[list["Neighbor"], int, list["Neighbor"], int]
 
 
-def neighbours(conn: sqlite3.Connection, paths: list[str], cap: int = EXPANSION_CAP) -> dict[str, Expansion]:
+def neighbors(conn: sqlite3.Connection, paths: list[str], cap: int = EXPANSION_CAP) -> dict[str, Expansion]:
     """{path: (outlinks[:cap], total distinct outlinks, inlinks[:cap], total distinct inlinks)} for every
     path, in three queries whatever the number of paths (outlinks, inlinks, names): search expands all
     its hits at once instead of paying three look-ups per hit."""

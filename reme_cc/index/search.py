@@ -34,7 +34,7 @@ class Fusion:
       other candidate chunks' BM25 (a note that matches in several places counts for more).
     rare: a keyword hit holding a query term found in at most this many chunks (an identifier, a
       hash, a name) is worth at least a first-rank vector hit besides its keyword rank. 0 = off.
-    normalised: min-max normalised raw scores instead of ranks (for comparison only).
+    normalized: min-max normalized raw scores instead of ranks (for comparison only).
     """
     vector_weight: float = 0.5
     keyword_weight: float = 0.5
@@ -42,14 +42,14 @@ class Fusion:
     note: float = 0.0
     rare: int = 0
     note_rest: float = 0.0
-    normalised: bool = False
+    normalized: bool = False
 
 
 FUSIONS = {
     "notes": Fusion(note=1.0, rare=3, note_rest=0.3),
     "rrf": Fusion(),
     "rrf-0.7": Fusion(vector_weight=0.7, keyword_weight=0.3, coverage_aware=False),  # the seed's rule
-    "normalised": Fusion(vector_weight=0.7, keyword_weight=0.3, coverage_aware=False, normalised=True),
+    "normalized": Fusion(vector_weight=0.7, keyword_weight=0.3, coverage_aware=False, normalized=True),
 }
 
 
@@ -77,9 +77,9 @@ def rrf(vector: list[int], kw: list[int], k: int = RRF_K, *, weights: tuple[floa
     return {cid: (v + w, v, w) for cid, (v, w) in out.items()}
 
 
-def normalised_fusion(vector: list[tuple[int, float]], kw: list[tuple[int, float]],
+def normalized_fusion(vector: list[tuple[int, float]], kw: list[tuple[int, float]],
                       weights: tuple[float, float] = (0.7, 0.3)) -> dict[int, tuple[float, float, float]]:
-    """Min-max normalise each list's raw scores to [0, 1], then weight (1 for a single list)."""
+    """Min-max normalize each list's raw scores to [0, 1], then weight (1 for a single list)."""
     wv, wk = weights if vector and kw else (1.0, 1.0)
 
     def norm(pairs: list[tuple[int, float]]) -> dict[int, float]:
@@ -97,8 +97,8 @@ def normalised_fusion(vector: list[tuple[int, float]], kw: list[tuple[int, float
 def fuse(index: "Index", query: str, rec: "Recall", rule: Fusion) -> dict[int, tuple[float, float, float]]:
     vec = [c for c, _ in rec.vector]
     kw = [c for c, _ in rec.keyword]
-    if rule.normalised:
-        return normalised_fusion(rec.vector, rec.keyword, (rule.vector_weight, rule.keyword_weight))
+    if rule.normalized:
+        return normalized_fusion(rec.vector, rec.keyword, (rule.vector_weight, rule.keyword_weight))
     weights = (rule.vector_weight, rule.keyword_weight)
     aware = (dict(coverage=rec.coverage or 0.0, embedded=rec.embedded)
              if rule.coverage_aware and rec.coverage is not None else {})
@@ -212,14 +212,14 @@ def render(resp: "SearchResponse") -> str:
         if h.outlinks:
             lines.append("")
             lines.append(f"  outlinks ({len(h.outlinks)}):")
-            lines += [f"    → {_neighbour(n)}" for n in h.outlinks]
+            lines += [f"    → {_neighbor(n)}" for n in h.outlinks]
             if h.outlinks_total > len(h.outlinks):
                 lines.append(f"    … {h.outlinks_total - len(h.outlinks)} more")
         if h.inlinks:
             if not h.outlinks:
                 lines.append("")
             lines.append(f"  inlinks ({len(h.inlinks)}):")
-            lines += [f"    ← {_neighbour(n)}" for n in h.inlinks]
+            lines += [f"    ← {_neighbor(n)}" for n in h.inlinks]
             if h.inlinks_total > len(h.inlinks):
                 lines.append(f"    … {h.inlinks_total - len(h.inlinks)} more")
         blocks.append("\n".join(lines))
@@ -242,7 +242,7 @@ def _one_line(s: str | None) -> str:
     return " ".join((s or "").split()).replace('"', "'")
 
 
-def _neighbour(n: Any) -> str:
+def _neighbor(n: Any) -> str:
     via = f"via predicate={n.predicate}" if n.predicate else "via plain"
     if not n.exists:
         return f"{n.path}  (not found)  {via}"

@@ -310,13 +310,17 @@ def apply_changes(
 ) -> None:
     """Write ``todo`` ({path: stat, or None when deleted}) in transactions of BATCH files.
     The caller holds the writer lock."""
-    all_paths = set(all_paths)  # a file found gone while reading leaves it (below)
-    stems = LazyStems(all_paths)
+    all_paths = set(all_paths)  # corrected below for files created or gone since the walk
     known = {r[0] for r in conn.execute("SELECT path FROM files")}
-    deleted = sorted(p for p, st in todo.items() if st is None)
+    # a deletion comes from a walk made before the writer lock; a file there now was created since
+    # (and maybe indexed by another process): deleting it would drop its rows and links
+    back = {p for p, st in todo.items() if st is None and p in known and (ws_root / p).is_file()}
+    all_paths |= back
+    stems = LazyStems(all_paths)
+    deleted = sorted(p for p, st in todo.items() if st is None and p not in back)
     present = sorted((p, st) for p, st in todo.items() if st is not None)
     removed: set[str] = set()
-    total = len(todo)
+    total = len(deleted) + len(present)
     done = 0
     stream = prepared_stream(ws_root, present, config, polite)
     set_changed = False

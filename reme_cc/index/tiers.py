@@ -4,7 +4,7 @@ tier. The index knows nothing of what a project is; memory/project.py's ``Prefer
 
 Tiers reorder only the candidates that are about equally relevant: those scoring at least
 RELEVANT_BAND of the best fused score, then the rest. Measured (bench/projects.py, hybrid): with
-strict tiers, vector recall's weak neighbours from the current project (found by vectors alone, ~0.7
+strict tiers, vector recall's weak neighbors from the current project (found by vectors alone, ~0.7
 of a hit both halves found) outranked the general preference that answered the question (0/5 found),
 and from an unrelated folder general notes pushed both projects' answers out of the top two (0/22)."""
 

@@ -13,7 +13,7 @@ PROJECT_HELP = ("Empty (default): the current project's notes first, then genera
                 "both. \"all\": no project preference. A project name: only that project's notes.")
 
 
-class NeighbourOut(BaseModel):
+class NeighborOut(BaseModel):
     path: str
     name: str | None = None
     description: str | None = None
@@ -29,9 +29,9 @@ class HitOut(BaseModel):
     vector: float
     keyword: float
     text: str
-    outlinks: list[NeighbourOut]
-    inlinks: list[NeighbourOut]
-    outlinks_total: int = 0  # distinct neighbours before the cap of 10
+    outlinks: list[NeighborOut]
+    inlinks: list[NeighborOut]
+    outlinks_total: int = 0  # distinct neighbors before the cap of 10
     inlinks_total: int = 0
     project: list[str] = []  # the hit's projects; [] = a general note
     workspace: str = "personal"  # or "team": the repository's shared .reme/ (path relative to it)

@@ -7,6 +7,23 @@ from pathlib import Path
 from typing import Any
 
 
+def conversational_uuids(path: Path) -> list[str]:
+    """What a transcript copy must hold: the uuid of every user/assistant line with a message."""
+    import json
+
+    out = []
+    for line in path.read_text().splitlines():
+        obj = json.loads(line)
+        if obj.get("type") in ("user", "assistant") and isinstance(obj.get("message"), dict):
+            out.append(obj["uuid"])
+    return out
+
+
+def note(name: str, desc: str, body: str) -> str:
+    """A Markdown note with name/description frontmatter."""
+    return f"---\nname: {name}\ndescription: {desc}\n---\n{body}\n"
+
+
 def run(ctx: Any, tool_name: str, /, **arguments: Any) -> Any:
     from reme_cc.tools import all_tools
 
