@@ -10,14 +10,13 @@ Prints build/load times, mismatches (must be 0), p50/p95 of each and the in-memo
 
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from latency import pct, queries_for  # noqa: E402
+from latency import pct, queries_for, workspace_args  # noqa: E402
 
 from reme_cc.config import Config  # noqa: E402
 from reme_cc.index import Index, keyword, rss_mb  # noqa: E402
@@ -25,13 +24,9 @@ from reme_cc.workspace import Workspace  # noqa: E402
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--files", type=int, default=10000)
-    ap.add_argument("--scale", type=int, default=2)
-    ap.add_argument("--workdir", default="/tmp/reme-bench")
-    ap.add_argument("--queries", type=int, default=200)
+    ap, root_of = workspace_args()
     a = ap.parse_args()
-    root = Path(a.workdir) / (f"ws-{a.files}" if a.scale == 1 else f"ws-{a.files}-x{a.scale}")
+    root = root_of(a)
     idx = Index(Workspace(root), Config().replace(embedding="none"))
     bm = idx._bm25
     fig: dict = {"workspace": str(root)}

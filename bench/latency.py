@@ -18,6 +18,7 @@ import random
 import sys
 import time
 from pathlib import Path
+from typing import Callable
 
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -74,18 +75,24 @@ def prepare(root: Path, files: int, scale: int) -> dict:
     return fig
 
 
-def main() -> None:
+def workspace_args() -> tuple[argparse.ArgumentParser, Callable[[argparse.Namespace], Path]]:
+    """The options naming the bench workspace run.py builds (shared with bm25_check.py), and its path."""
     ap = argparse.ArgumentParser()
     ap.add_argument("--files", type=int, default=10000)
     ap.add_argument("--scale", type=int, default=2)
     ap.add_argument("--workdir", default="/tmp/reme-bench")
     ap.add_argument("--queries", type=int, default=200)
+    return ap, lambda a: Path(a.workdir) / (f"ws-{a.files}" if a.scale == 1 else f"ws-{a.files}-x{a.scale}")
+
+
+def main() -> None:
+    ap, root_of = workspace_args()
     ap.add_argument("--prepare", action="store_true")
     ap.add_argument("--fusion", default="notes", help="search_fusion rule (notes, rrf-0.7, ...)")
     ap.add_argument("--keyword", choices=("numpy", "fts5"), default="numpy",
                     help="keyword half: the in-memory numpy BM25 (default) or FTS5's bm25() (the earlier path)")
     a = ap.parse_args()
-    root = Path(a.workdir) / (f"ws-{a.files}" if a.scale == 1 else f"ws-{a.files}-x{a.scale}")
+    root = root_of(a)
     fig: dict = {"workspace": str(root), "load_avg_start": os.getloadavg()[0]}
     if a.prepare:
         fig["prepare"] = prepare(root, a.files, a.scale)
