@@ -33,7 +33,7 @@ def test_hand_edits_reach_search_without_any_walk(ws, watched, monkeypatch):
     def no_walk(*_a, **_k):
         raise AssertionError("a query walked the workspace although notifications are on")
 
-    monkeypatch.setattr("reme_cc.index.walk", no_walk)
+    monkeypatch.setattr("reme_cc.index.core.walk", no_walk)
     (ws.root / "digest" / "wiki" / "b.md").write_text("# B\nzebrafish here\n", encoding="utf-8")
     assert until(lambda: _paths(watched, "zebrafish")) == ["digest/wiki/b.md"]
     (ws.root / "digest" / "wiki" / "b.md").write_text("# B\nnow about quokkas\n", encoding="utf-8")
@@ -81,7 +81,7 @@ def test_a_burst_beyond_the_notification_budget_is_found_by_one_walk(ws, watched
 
 
 def test_a_large_burst_is_indexed_in_the_background_and_ends_equal_to_a_reindex(ws, watched, monkeypatch):
-    import reme_cc.index as index_mod
+    import reme_cc.index.core as index_mod
 
     monkeypatch.setattr(index_mod, "INLINE_FILES", 20)
     watched.search("alpha")

@@ -137,3 +137,13 @@ def test_one_spelling_of_normalize_and_neighbor():
     hits = [f"{path.relative_to(PACKAGE.parent)}:{n}" for path in sorted(PACKAGE.rglob("*.py"))
             for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if pattern.search(line)]
     assert hits == []
+
+
+def test_only_the_index_layer_queries_the_index_tables():
+    """brief.py used to run its own SQL on the index: the schema is the index layer's business
+    (index/readonly.py serves the standard-library readers)."""
+    sql = re.compile(r"\b(FROM|JOIN|INTO|UPDATE)\s+(files|links|chunks|chunks_fts|nodes_fts|embeddings|meta)\b")
+    hits = [f"{path.relative_to(PACKAGE.parent)}:{n}" for path in sorted(PACKAGE.rglob("*.py"))
+            if "index" not in path.relative_to(PACKAGE).parts[:1]
+            for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if sql.search(line)]
+    assert hits == []

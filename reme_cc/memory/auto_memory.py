@@ -373,7 +373,8 @@ def _update_index(ctx: Context, paths: list[str]) -> None:
 def _session_project(ctx: Context, entries: list[tuple[int, dict[str, Any]]]) -> dict[str, str]:
     """The card's project keys from where the session worked (its entries' ``cwd``); {} when the
     conversation has none (``session/dialog`` imports)."""
-    from .project import cwd_of_entries, detect, known_projects
+    from ..index.readonly import known_projects
+    from .project import cwd_of_entries, detect
 
     cwd = cwd_of_entries(e for _, e in entries)
     return detect(cwd, ctx.index.read(known_projects)).frontmatter() if cwd else {}

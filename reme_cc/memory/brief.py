@@ -6,8 +6,8 @@ most relevant to the session's project, as paths with one-line descriptions, wit
 (``untrusted.as_notes``). The SessionStart hook prints it as ``hookSpecificOutput.additionalContext``.
 
 Standard library only and fast (the hook runs it with the system python3 before the session starts):
-it reads ``interests.yaml`` files and the SQLite index (``metadata/index.sqlite``) read-only with plain
-``sqlite3`` — no jieba, numpy or embeddings. Relevance, strongest first:
+it reads ``interests.yaml`` files and the SQLite index read-only through ``index/readonly.py`` (plain
+``sqlite3``) — no jieba, numpy or embeddings. Relevance, strongest first:
 
 1. digest nodes whose links point at this project's recent daily cards (cards that mention the
    project's folder in their frontmatter, name or description);
@@ -26,15 +26,15 @@ import os
 import re
 import sqlite3
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from ..config import Config
 from ..workspace import Workspace, default_root
 from . import interests, untrusted
-from .project import Preference, detect, find_root, known_projects
+from ..index import readonly
+from .project import Preference, detect, find_root
 from .team import TEAM_DIR, locate
 
-DB = "metadata/index.sqlite"
 MAX_NODES = 6
 RECENT_DAYS = 14
 _GENERIC = {"main", "master", "trunk", "dev", "develop", "feature", "feat", "fix", "bugfix", "hotfix", "release",
@@ -75,18 +75,6 @@ def query_terms(*texts: str) -> list[str]:
     return out[:24]
 
 
-def _connect(ws: Workspace) -> sqlite3.Connection | None:
-    path = ws.root / DB
-    if not path.is_file():
-        return None
-    try:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=0.2)
-        conn.execute("PRAGMA query_only=1")
-        return conn
-    except sqlite3.Error:
-        return None
-
-
 def relevant_nodes(conn: sqlite3.Connection, project: str, cwd: str, terms: list[str], today: str,
                    pref: Preference | None = None) -> list[tuple[str, str, str]]:
     """[(path, name, description)] of the most relevant digest nodes, best first; ``pref`` puts the
@@ -94,36 +82,19 @@ def relevant_nodes(conn: sqlite3.Connection, project: str, cwd: str, terms: list
     scores: dict[str, float] = {}
     since = (_dt.date.fromisoformat(today) - _dt.timedelta(days=RECENT_DAYS)).isoformat()
     if project:
-        like = f"%{project}%"
-        cards = [r[0] for r in conn.execute(
-            "SELECT path FROM files WHERE path LIKE 'daily/%' AND date >= ? AND "
-            "((json_valid(extra) AND json_extract(extra, '$.project') = ?) "
-            "OR extra LIKE ? OR extra LIKE ? OR name LIKE ? OR description LIKE ?) ORDER BY date DESC LIMIT 40",
-            (since, project, f"%{cwd}%" if cwd else like, like, like, like))]
-        if cards:
-            marks = ",".join("?" * len(cards))
-            for src, n in conn.execute(
-                f"SELECT source, COUNT(*) FROM links WHERE source LIKE 'digest/%' AND "
-                f"(resolved_path IN ({marks}) OR target IN ({marks})) GROUP BY source", (*cards, *cards)):
-                scores[src] = scores.get(src, 0.0) + 2.0 + min(int(n), 5) * 0.2
-    if terms:
-        expr = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
-        try:
-            rows = conn.execute("SELECT path, bm25(nodes_fts) FROM nodes_fts WHERE nodes_fts MATCH ? "
-                                "ORDER BY 2 LIMIT 20", (expr,)).fetchall()
-        except sqlite3.Error:
-            rows = []
-        for rank, (path, _s) in enumerate(rows):
-            scores[path] = scores.get(path, 0.0) + 1.0 / (1 + rank)
+        for src, n in readonly.digest_citing(conn, readonly.recent_cards(conn, project, cwd, since)).items():
+            scores[src] = scores.get(src, 0.0) + 2.0 + min(n, 5) * 0.2
+    for rank, path in enumerate(readonly.node_matches(conn, terms)):
+        scores[path] = scores.get(path, 0.0) + 1.0 / (1 + rank)
     best = sorted(scores, key=lambda p: -scores[p])[: MAX_NODES * 3]
     out = []
     for path in best:
-        row = conn.execute("SELECT name, description, extra FROM files WHERE path = ?", (path,)).fetchone()
+        row = readonly.summary(conn, path)
         if row is None or not path.startswith("digest/"):
             continue
         tier = pref.tier(_project_value(row[2])) if pref else 0
         if tier is not None:
-            out.append((tier, path, row[0] or "", row[1] or ""))
+            out.append((tier, path, row[0], row[1]))
     out.sort(key=lambda t: t[0])  # stable: relevance order within a tier
     return [(p, n, d) for _, p, n, d in out[:MAX_NODES]]
 
@@ -140,19 +111,6 @@ def _one_line(text: str, limit: int = 140) -> str:
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
 
 
-def _with_index(ws: Workspace, fn: Callable[[sqlite3.Connection], Any], default: Any) -> Any:
-    """``fn(conn)`` on the workspace's index, read-only; ``default`` when there is none or on any problem."""
-    conn = _connect(ws)
-    if conn is None:
-        return default
-    try:
-        return fn(conn)
-    except sqlite3.Error:
-        return default
-    finally:
-        conn.close()
-
-
 def build_brief(ws: Workspace, config: Config, *, cwd: str = "", today: str | None = None,
                 project: str | None = None) -> str:
     """``project``: as for search — empty = the current project first, "all" = no preference, a name = only it.
@@ -166,14 +124,14 @@ def build_brief(ws: Workspace, config: Config, *, cwd: str = "", today: str | No
     terms = query_terms(find_root(cwd)[0].name if cwd else "", branch or "", *(t.title for t in topics[:3]))
 
     def personal(conn: sqlite3.Connection) -> tuple[str, list[tuple[str, str, str]]]:
-        name = detect(cwd, known_projects(conn)).name if cwd else ""  # as this workspace's notes spell it
+        name = detect(cwd, readonly.known_projects(conn)).name if cwd else ""  # as this workspace's notes spell it
         return name, relevant_nodes(conn, name, cwd, terms, today, Preference.of(project, name or None))
 
-    here, nodes = _with_index(ws, personal, (detect(cwd).name if cwd else "", []))
+    here, nodes = readonly.with_index(ws.root, personal, (detect(cwd).name if cwd else "", []))
     found = locate(cwd, ws.root) if cwd else None
     if found is not None and found.root is not None:
         pref = Preference.of(project, here or None).with_unlabelled(here)
-        team = _with_index(Workspace(found.root, create=False),
+        team = readonly.with_index(found.root,
                            lambda conn: relevant_nodes(conn, here, cwd, terms, today, pref), [])
         nodes = [(f"{TEAM_DIR}/{p}", n, d) for p, n, d in team] + nodes
     nodes = nodes[:MAX_NODES]

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import os
 import re
-import sqlite3
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
@@ -107,22 +106,9 @@ def names_of(value: Any) -> list[str]:
     return []
 
 
-def known_projects(conn: sqlite3.Connection) -> dict[str, str]:
-    """{name: root} of the projects the workspace's indexed notes record (the catalog's ``extra``
-    column holds their frontmatter beyond name/description)."""
-    out: dict[str, str] = {}
-    rows = conn.execute(
-        "SELECT json_extract(extra, '$.project'), json_extract(extra, '$.project_root') FROM files "
-        "WHERE json_valid(extra) AND json_type(extra, '$.project_root') = 'text' ORDER BY path")
-    for name, root in rows:
-        if isinstance(name, str) and name and name not in out:
-            out[name] = root
-    return out
-
-
 def current(known: Mapping[str, str] | None = None, cwd: str | os.PathLike[str] | None = None) -> Project:
     """The project of ``cwd`` (default: the working directory), named consistently with the
-    workspace's notes (``known``: name -> root, from ``known_projects``)."""
+    workspace's notes (``known``: name -> root, from ``index.readonly.known_projects``)."""
     return detect(cwd or os.getcwd(), known or {})
 
 

@@ -15,7 +15,8 @@ from typing import Any, Callable
 
 from ..index.catalog import generation
 from ..index.tiers import order_by_tier
-from ..memory.project import Preference, Project, current, known_projects
+from ..index.readonly import known_projects
+from ..memory.project import Preference, Project, current
 from ..memory.team import TEAM_DIR, ensure_gitignore, locate
 from ..workspace import Workspace
 from . import Context

@@ -1,0 +1,82 @@
+"""Read-only queries on the index database, standard library only (no numpy, faiss or jieba): what
+the SessionStart hook's brief reads, before the plugin's environment may exist, and the project names
+the notes record. The schema is catalog.py's; nothing outside the index layer writes SQL against it."""
+
+from __future__ import annotations
+
+import sqlite3
+from pathlib import Path
+from typing import Any, Callable
+
+DB = "metadata/index.sqlite"
+
+
+def with_index(ws_root: Path, fn: Callable[[sqlite3.Connection], Any], default: Any) -> Any:
+    """``fn(conn)`` on the workspace's index opened read-only (it never waits long for a writer);
+    ``default`` when there is no index yet or on any database problem."""
+    path = Path(ws_root) / DB
+    if not path.is_file():
+        return default
+    try:
+        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=0.2)
+    except sqlite3.Error:
+        return default
+    try:
+        conn.execute("PRAGMA query_only=1")
+        return fn(conn)
+    except sqlite3.Error:
+        return default
+    finally:
+        conn.close()
+
+
+def recent_cards(conn: sqlite3.Connection, project: str, cwd: str, since: str, limit: int = 40) -> list[str]:
+    """Daily cards since ``since`` (ISO date) that belong to ``project``: its ``project`` key, or the
+    name or working directory mentioned in their frontmatter (cards recorded before projects existed)."""
+    like = f"%{project}%"
+    return [r[0] for r in conn.execute(
+        "SELECT path FROM files WHERE path LIKE 'daily/%' AND date >= ? AND "
+        "((json_valid(extra) AND json_extract(extra, '$.project') = ?) "
+        "OR extra LIKE ? OR extra LIKE ? OR name LIKE ? OR description LIKE ?) ORDER BY date DESC LIMIT ?",
+        (since, project, f"%{cwd}%" if cwd else like, like, like, like, limit))]
+
+
+def digest_citing(conn: sqlite3.Connection, paths: list[str]) -> dict[str, int]:
+    """{digest node: how many of its links point at ``paths``}."""
+    if not paths:
+        return {}
+    marks = ",".join("?" * len(paths))
+    return {src: int(n) for src, n in conn.execute(
+        f"SELECT source, COUNT(*) FROM links WHERE source LIKE 'digest/%' AND "
+        f"(resolved_path IN ({marks}) OR target IN ({marks})) GROUP BY source", (*paths, *paths))}
+
+
+def node_matches(conn: sqlite3.Connection, terms: list[str], limit: int = 20) -> list[str]:
+    """Digest nodes whose name, description or path match any of ``terms``, best BM25 first."""
+    if not terms:
+        return []
+    expr = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
+    try:
+        return [r[0] for r in conn.execute(
+            "SELECT path FROM nodes_fts WHERE nodes_fts MATCH ? ORDER BY bm25(nodes_fts) LIMIT ?", (expr, limit))]
+    except sqlite3.Error:  # a term FTS5 cannot parse: no matches rather than no brief
+        return []
+
+
+def summary(conn: sqlite3.Connection, path: str) -> tuple[str, str, str | None] | None:
+    """(name, description, extra JSON: the other frontmatter keys) of an indexed file, or None."""
+    row = conn.execute("SELECT name, description, extra FROM files WHERE path = ?", (path,)).fetchone()
+    return None if row is None else (row[0] or "", row[1] or "", row[2])
+
+
+def known_projects(conn: sqlite3.Connection) -> dict[str, str]:
+    """{name: root} of the projects the workspace's indexed notes record (the catalog's ``extra``
+    column holds their frontmatter beyond name/description)."""
+    out: dict[str, str] = {}
+    rows = conn.execute(
+        "SELECT json_extract(extra, '$.project'), json_extract(extra, '$.project_root') FROM files "
+        "WHERE json_valid(extra) AND json_type(extra, '$.project_root') = 'text' ORDER BY path")
+    for name, root in rows:
+        if isinstance(name, str) and name and name not in out:
+            out[name] = root
+    return out
