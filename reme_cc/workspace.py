@@ -98,7 +98,7 @@ class Workspace:
     # ---- layers -------------------------------------------------------------------------------
     def ensure_layers(self) -> None:
         try:
-            os.umask(os.umask(0) | _GROUP_OTHER)  # see _make_private
+            _private_umask()
             for layer in LAYERS:
                 (self.root / layer).mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR)
             (self.root / "metadata" / "logs").mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR)
@@ -116,23 +116,26 @@ class Workspace:
         by others (made by an older version, or by hand) is tightened once, with a line in
         metadata/logs/workspace.log. Files under resource/ are the user's own and keep their modes
         (the 0700 folders already keep others out), as do files with other hard links."""
-        os.umask(os.umask(0) | _GROUP_OTHER)
+        _private_umask()
         try:
             if not os.stat(self.root).st_mode & _GROUP_OTHER:
                 return
         except OSError:
             return
         dirs = files = 0
+        failed: list[str] = []
         for folder, _subdirs, names in os.walk(self.root):
             if Path(folder) != self.root:  # the root last: a walk cut short is redone next time
-                dirs += _chmod_private(Path(folder), PRIVATE_DIR)
+                dirs += _chmod_private(Path(folder), PRIVATE_DIR, failed)
             if Path(folder) == self.root / "resource" or (self.root / "resource") in Path(folder).parents:
                 continue
             for name in names:
-                files += _chmod_private(Path(folder) / name, PRIVATE_FILE)
+                files += _chmod_private(Path(folder) / name, PRIVATE_FILE, failed)
+        root_done = _chmod_private(self.root, PRIVATE_DIR, failed)
+        note = "" if not failed else (f"; could not change {len(failed)} (e.g. {failed[0]}): fix them by hand "
+                                      f"with chmod go-rwx")  # fmt: skip
         self.append_log("workspace.log", f"made the workspace private (it was readable by other users): "
-                                         f"{dirs + 1} folder(s) set to 0700, {files} file(s) to 0600")
-        _chmod_private(self.root, PRIVATE_DIR)
+                                         f"{dirs + root_done} folder(s) set to 0700, {files} file(s) to 0600{note}")
 
     def append_log(self, name: str, line: str) -> None:
         """One timestamped line in metadata/logs/<name> (best effort: a read-only disk loses it)."""
@@ -317,15 +320,25 @@ def atomic_write(path: Path, data: bytes) -> None:
     fsync_dir(path.parent)
 
 
-def _chmod_private(path: Path, mode: int) -> int:
-    """1 when ``path`` (not a symlink, no other hard link) was readable by others and is now ``mode``."""
+def _private_umask() -> None:
+    """From now on this process creates nothing readable by others (see Workspace._make_private)."""
+    os.umask(os.umask(0) | _GROUP_OTHER)
+
+
+def _chmod_private(path: Path, mode: int, failed: list[str]) -> int:
+    """1 when ``path`` (not a symlink, no other hard link) was readable by others and is now ``mode``;
+    a chmod that fails (another owner, an immutable file) is added to ``failed`` for the log."""
     try:
         st = os.lstat(path)
-        if not st.st_mode & _GROUP_OTHER or (not os.path.isdir(path) and st.st_nlink > 1) or os.path.islink(path):
-            return 0
+    except OSError:
+        return 0  # gone meanwhile
+    if not st.st_mode & _GROUP_OTHER or (not os.path.isdir(path) and st.st_nlink > 1) or os.path.islink(path):
+        return 0
+    try:
         os.chmod(path, (st.st_mode & 0o700) | (mode & 0o700))
         return 1
-    except (OSError, NotImplementedError):
+    except OSError as exc:
+        failed.append(f"{path}: {exc.strerror or exc}")
         return 0
 
 

@@ -367,6 +367,28 @@ def test_an_existing_readable_workspace_is_made_private_on_open(tmp_path):
     assert (root / "metadata" / "logs" / "workspace.log").read_text() == log
 
 
+def test_a_permission_that_cannot_be_tightened_is_logged(tmp_path, monkeypatch):
+    """A file of another owner (root here can chmod anything, so the refusal is simulated) stays as it
+    is, and the log says which and what to do instead of claiming the workspace is private."""
+    root = tmp_path / "old"
+    (root / "daily").mkdir(parents=True)
+    (root / "daily" / "theirs.md").write_text("n")
+    os.chmod(root / "daily" / "theirs.md", 0o644)
+    os.chmod(root, 0o755)
+    real_chmod = os.chmod
+
+    def chmod(path, mode, *a, **kw):
+        if str(path).endswith("theirs.md"):
+            raise PermissionError(1, "Operation not permitted")
+        return real_chmod(path, mode, *a, **kw)
+
+    monkeypatch.setattr(os, "chmod", chmod)
+    Workspace(root)
+    log = (root / "metadata" / "logs" / "workspace.log").read_text()
+    assert "could not change 1" in log and "theirs.md: Operation not permitted" in log and "chmod go-rwx" in log
+    assert stat.S_IMODE(root.stat().st_mode) == 0o700
+
+
 # ---- item 9: quadratic Markdown -----------------------------------------------------------------
 MARKDOWN_WORST = {
     "wikilink lines": "[[a]]\n", "checkboxes": "[x] ", "links": "[a](b) ", "bracket-paren": "[ (](",
