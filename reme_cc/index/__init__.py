@@ -14,6 +14,8 @@ def __getattr__(name: str) -> Any:
         raise AttributeError(name)  # a submodule: the import system loads it on its own
     core = importlib.import_module(f"{__name__}.core")
     try:
-        return getattr(core, name)
+        value = getattr(core, name)
     except AttributeError:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
+    globals()[name] = value  # found once: later look-ups do not come here
+    return value
