@@ -19,6 +19,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
 
+from ..errors import ReMeError
 from ..workspace import Workspace, atomic_write
 from .catalog import index_log
 
@@ -93,7 +94,7 @@ def read_progress(metadata: Path) -> dict[str, Any]:
 def _write_progress(metadata: Path, info: dict[str, Any]) -> None:
     try:
         atomic_write(metadata / PROGRESS, json.dumps(info).encode())
-    except Exception:  # noqa: BLE001 - progress is informative only
+    except ReMeError:  # a full or read-only disk (atomic_write's one error): progress is informative only
         pass
 
 
