@@ -5,18 +5,24 @@
 Prints one JSON object:
 
 * ``first_search``: seconds from spawning a server to the answer of its first `search` (tools/list
-  first, as Claude Code does), for a few fresh spawns on the same workspace;
+  first, as Claude Code does), for a few fresh spawns on the same workspace, with when `initialize`
+  and `tools/list` were answered and the server's warm-up log line; ``first_search_through_launcher``
+  the same through the plugin's command (`python3 scripts/launch.py mcp`); ``bare_interpreter_s``
+  the floor (start + exit of `python -c pass`);
 * ``spaced`` vs ``back_to_back``: client-side latency of `search` calls 1.1 s apart (every agent's
   tool calls are) and back to back, and their ratio;
 * ``hand_edit``: a file edited outside reme, then `search` for a word only the edit holds, every
   50 ms until it is found: seconds until found, and the latency of the search that found it;
 * ``idle_server``: RSS (and PSS, which splits pages shared with other processes) of one idle server
-  and its children after its searches; ``four_servers``: the same summed over four servers on one
+  and its children 3 s after six searches; ``four_servers``: the same summed over four servers on one
   workspace, and their peak (VmHWM);
 * ``keyword_expansion_vs_reme_ai``: keyword-only search with link expansion, in-process, against
   reme-ai's `search` job on the same corpus and queries (bench/remeai_side.py, own venv);
 * ``backlog``: with ``--backlog N`` chunks left without vectors, spaced searches while they are being
   embedded (the real model), against spaced searches with no backlog, and the embedding rate.
+
+``--before DIR`` measures first search (through the launcher), idle server and four servers with
+another checkout's code too, in the same run, and prints the ratios after/before.
 
 Wall times on a shared 2-core machine are noisy: the load average is printed at start and end.
 """
@@ -75,13 +81,31 @@ def stats(xs: list[float]) -> dict[str, float]:
     return {"p50": pct(xs, .5), "p95": pct(xs, .95), "max": round(max(xs), 1), "n": len(xs)}
 
 
+DIRECT = [sys.executable, "-m", "reme_cc", "mcp"]
+SYSTEM_PYTHON = "/usr/bin/python3" if Path("/usr/bin/python3").exists() else "python3"
+
+
+def launcher(code: Path | None) -> list[str]:
+    """The plugin's .mcp.json command: the system python3 runs the launcher, which execs the env's
+    python (REME_PYTHON: this venv stands in for the plugin env)."""
+    return [SYSTEM_PYTHON, str((code or HERE.parent) / "scripts" / "launch.py"), "mcp"]
+
+
 class Server:
-    def __init__(self, root: Path, embedding: str, extra_env: dict[str, str] | None = None):
+    """A `reme-cc mcp` process, initialized and its tools listed. ``code``: run another checkout's
+    reme_cc (``--before``) with this venv's packages."""
+
+    def __init__(self, root: Path, embedding: str, extra_env: dict[str, str] | None = None,
+                 argv: list[str] | None = None, code: Path | None = None):
         env = dict(os.environ, REME_WORKSPACE=str(root), REME_EMBEDDING=embedding, REME_LOG_LEVEL="INFO",
-                   **(extra_env or {}))
+                   REME_PYTHON=sys.executable, **(extra_env or {}))
+        env.pop("PYTHONDONTWRITEBYTECODE", None)  # as Claude Code starts it: compiled modules are cached
+        if code is not None:
+            env["PYTHONPATH"] = str(code)
         self.t0 = time.monotonic()
-        self.mcp = McpProcess([sys.executable, "-m", "reme_cc", "mcp"], env=env, cwd=str(root))
+        self.mcp = McpProcess(argv or DIRECT, env=env, cwd=str(root))
         self.mcp.initialize()
+        self.initialized_s = time.monotonic() - self.t0
         self.mcp.request("tools/list")
         self.listed_s = time.monotonic() - self.t0
 
@@ -98,15 +122,31 @@ class Server:
         self.mcp.stop()
 
 
-def first_search(root: Path, embedding: str, query: str, spawns: int) -> dict:
+def bare_interpreter_s(python: str, runs: int = 5) -> float:
+    """Median start + exit of the bare interpreter (python -c pass): the floor under every spawn."""
+    ts = []
+    for _ in range(runs):
+        t = time.monotonic()
+        subprocess.run([python, "-c", "pass"], check=True)
+        ts.append(time.monotonic() - t)
+    return round(sorted(ts)[len(ts) // 2], 3)
+
+
+def first_search(root: Path, embedding: str, query: str, spawns: int, argv: list[str] | None = None,
+                 code: Path | None = None) -> dict:
+    """Spawn -> initialize -> tools/list -> search (Claude Code's order), ``spawns`` times; the
+    server's own log line says what its warm-up steps took."""
     runs = []
     for _ in range(spawns):
-        srv = Server(root, embedding)
+        srv = Server(root, embedding, argv=argv, code=code)
         ms, _ = srv.search(query)
-        runs.append({"tools_listed_s": round(srv.listed_s, 2), "first_search_s": round(time.monotonic() - srv.t0, 2),
-                     "first_search_call_ms": round(ms)})
+        runs.append({"initialized_s": round(srv.initialized_s, 2), "tools_listed_s": round(srv.listed_s, 2),
+                     "first_search_s": round(time.monotonic() - srv.t0, 2), "first_search_call_ms": round(ms)})
+        time.sleep(1.5)  # the rest of the warm-up, for its log line
+        runs[-1]["warm_up"] = next((l.strip().split("reme: ")[-1] for l in srv.mcp.stderr_lines if "reme: ready" in l), "")
         srv.close()
-    return {"runs": runs, "median_s": sorted(r["first_search_s"] for r in runs)[len(runs) // 2]}
+    return {"runs": runs, "median_s": sorted(r["first_search_s"] for r in runs)[len(runs) // 2],
+            "median_tools_listed_s": sorted(r["tools_listed_s"] for r in runs)[len(runs) // 2]}
 
 
 def spaced_and_back_to_back(srv: Server, qs: list[str], spaced: int, gap: float = 1.1) -> dict:
@@ -146,8 +186,20 @@ def hand_edits(srv: Server, root: Path, n: int = 5, gap: float = 1.1) -> dict:
     return {"visible_after_s": [round(s, 2) for s in seen], "search_that_found_it_ms": stats(found_ms)}
 
 
-def four_servers(root: Path, embedding: str, q: str) -> dict:
-    srvs = [Server(root, embedding) for _ in range(4)]
+def idle_server(root: Path, embedding: str, qs: list[str], code: Path | None = None) -> dict:
+    """RSS/PSS of one server 3 s after six searches (made once its warm-up is over)."""
+    srv = Server(root, embedding, code=code)
+    time.sleep(3)
+    for q in qs[:6]:
+        srv.search(q)
+    time.sleep(3)
+    mem = proc_mem(srv.mcp.proc.pid)
+    srv.close()
+    return mem
+
+
+def four_servers(root: Path, embedding: str, q: str, code: Path | None = None) -> dict:
+    srvs = [Server(root, embedding, code=code) for _ in range(4)]
     for s in srvs:
         s.search(q)
     time.sleep(3)
@@ -306,17 +358,35 @@ def main() -> None:
     ap.add_argument("--backlog-seconds", type=float, default=30.0)
     ap.add_argument("--burst", type=int, default=5000, help="files in the burst part")
     ap.add_argument("--remeai-python", default="/work/bench-venv/bin/python")
+    ap.add_argument("--before", default="", help="another checkout (e.g. a worktree of main): first, idle and four "
+                    "are measured with its reme_cc too, in this run, with ratios after/before")
     ap.add_argument("--only", default="", help="comma list of parts to run (first,spaced,edit,idle,release,four,keyword,backlog,burst)")
     a = ap.parse_args()
     root = Path(a.workdir) / (f"ws-{a.files}" if a.scale == 1 else f"ws-{a.files}-x{a.scale}")
     parts = set(a.only.split(",")) if a.only else {"first", "spaced", "edit", "idle", "release", "four", "keyword", "backlog", "burst"}
     fig: dict = {"workspace": str(root), "load_avg_start": round(os.getloadavg()[0], 2)}
+    before = Path(a.before).resolve() if a.before else None
+    if before:
+        fig["before"] = {"code": str(before), "commit": subprocess.run(["git", "-C", str(before), "rev-parse", "--short", "HEAD"],
+                                                                       capture_output=True, text=True).stdout.strip()}
     if a.prepare or not (root / "metadata" / "index.sqlite").exists():
         fig["prepare"] = prepare(root, a.files, a.scale)
     qs = queries_for(a.queries)
     if "first" in parts:
+        fig["bare_interpreter_s"] = {"venv": bare_interpreter_s(sys.executable), "launcher": bare_interpreter_s(SYSTEM_PYTHON)}
         fig["first_search"] = first_search(root, a.embedding, qs[0], a.spawns)
-    if parts & {"spaced", "edit", "idle"}:
+        fig["first_search_through_launcher"] = first_search(root, a.embedding, qs[0], a.spawns, launcher(None))
+        if before:
+            fig["before"]["first_search_through_launcher"] = first_search(root, a.embedding, qs[0], a.spawns,
+                                                                          launcher(before), before)
+            fig["first_search_ratio"] = round(fig["first_search_through_launcher"]["median_s"]
+                                              / fig["before"]["first_search_through_launcher"]["median_s"], 2)
+    if "idle" in parts:
+        fig["idle_server"] = idle_server(root, a.embedding, qs)
+        if before:
+            fig["before"]["idle_server"] = idle_server(root, a.embedding, qs, before)
+            fig["idle_rss_ratio"] = round(fig["idle_server"]["rss_mb"] / fig["before"]["idle_server"]["rss_mb"], 2)
+    if parts & {"spaced", "edit"}:
         srv = Server(root, a.embedding)
         if "spaced" in parts:
             fig.update(spaced_and_back_to_back(srv, qs, a.spaced))
@@ -324,10 +394,6 @@ def main() -> None:
             kw = Server(root, "none")
             fig["hand_edit"] = hand_edits(kw, root)
             kw.close()
-        if "idle" in parts:
-            srv.search(qs[1])
-            time.sleep(3)
-            fig["idle_server"] = proc_mem(srv.mcp.proc.pid)
         fig["server_log_tail"] = [l.strip()[-200:] for l in srv.mcp.stderr_lines if "reme:" in l][-6:]
         srv.close()
     print(json.dumps(fig, ensure_ascii=False), file=sys.stderr, flush=True)  # partial figures, in case a later part fails
@@ -343,6 +409,9 @@ def main() -> None:
         srv.close()
     if "four" in parts:
         fig["four_servers"] = four_servers(root, a.embedding, qs[2])
+        if before:
+            fig["before"]["four_servers"] = four_servers(root, a.embedding, qs[2], before)
+            fig["four_pss_ratio"] = round(fig["four_servers"]["pss_mb_sum"] / fig["before"]["four_servers"]["pss_mb_sum"], 2)
     if "keyword" in parts:
         fig["keyword_expansion_vs_reme_ai"] = keyword_vs_remeai(root, queries_for(200), a.remeai_python)
     if "burst" in parts:

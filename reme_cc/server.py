@@ -1,17 +1,18 @@
 """`reme-cc mcp`: the stdio MCP server, built from the one tool registry (reme_cc.tools).
 
 Start-up is fast on purpose: the MCP handshake and ``tools/list`` are answered from the registry
-alone; opening the workspace and syncing the index (jieba dictionary, embedder) happens in the one
-worker thread in the background. Tool calls queue behind that warm-up in the same thread, so an
-early call waits instead of seeing a half-built index; a single worker also keeps SQLite/faiss
-access single-threaded while the asyncio loop stays free to answer pings and other requests.
+alone, by a small standard-library JSON-RPC loop (below); opening the workspace and syncing the index
+(jieba dictionary, vectors, query model) happens in the one worker thread in the background. Tool
+calls queue behind that warm-up in the same thread, so an early call waits instead of seeing a
+half-built index; a single worker also keeps SQLite access single-threaded while the reading thread
+stays free to answer pings and other requests.
 """
 
 from __future__ import annotations
 
-import asyncio
 import concurrent.futures
 import importlib
+import json
 import logging
 import os
 import signal
@@ -92,12 +93,13 @@ class Runtime:
         index = self.ctx.index
         steps = [
             ("watch", index.watch),            # file notifications, set up in their own thread
+            ("bm25", index.warm_keyword),      # snapshot load in its own thread, during the walk; FTS5 answers meanwhile
             ("sync", index.sync),              # one walk: what changed while no server ran
-            ("bm25", index.warm_keyword),      # snapshot load in the background; FTS5 answers meanwhile
-            ("vectors", index.warm_vectors),   # the shared faiss file and the query model
+            ("vectors", index.warm_vectors),   # the shared vector file (mapped) and the query model
             ("catch-up", self._housekeeping),  # backlog -> the embedding worker; idle release
             ("jieba", keyword.warm_up),        # the shared dictionary table, for the first CJK query
             ("parsers", sync.warm_up),         # for the first edit the watcher reports
+            ("trim", index.trim_memory),       # what the warm-up (and FTS5 answers meanwhile) left in the heap
         ]
         took: list[str] = []
 
@@ -124,7 +126,7 @@ class Runtime:
 
     def _housekeeping(self) -> None:
         """Vectors catch up whoever left the backlog (a killed worker is replaced); an idle server lets
-        go of its models and in-memory indexes. Runs in the tool thread (SQLite/faiss stay
+        go of its models and in-memory indexes. Runs in the tool thread (SQLite stays
         single-threaded), every catchup.CHECK_EVERY_S."""
         from .index.catchup import CHECK_EVERY_S
 
@@ -134,6 +136,8 @@ class Runtime:
                 log.info("reme: embedding backlog handed to worker pid %d", pid)
             if self.ctx.index.release_idle():
                 log.info("reme: idle: released the query model and in-memory indexes (reloaded by the next search)")
+            else:
+                self.ctx.index.trim_memory()
         except Exception:  # noqa: BLE001  (search works without vectors; the error shows in `status`)
             log.warning("reme: embedding catch-up failed\n%s", traceback.format_exc())
 
@@ -184,82 +188,141 @@ def registry() -> dict[str, Any]:
     return tools.all_tools()
 
 
-def tool_definitions() -> list[Any]:
-    """MCP Tool objects for every registered tool (schema from the pydantic params)."""
-    import mcp_types as types
-
+def tool_definitions() -> list[dict[str, Any]]:
+    """The MCP ``tools/list`` entries of every registered tool (schema from the pydantic params)."""
     out = []
     for t in registry().values():
         schema = t.params.model_json_schema()
         schema.setdefault("properties", {})
-        out.append(
-            types.Tool(
-                name=t.name,
-                description=t.description,
-                input_schema=schema,
-                annotations=types.ToolAnnotations(
-                    title=t.name.replace("_", " "),
-                    read_only_hint=t.read_only,
-                    destructive_hint=t.destructive,
-                    idempotent_hint=t.idempotent,
-                    open_world_hint=False,
-                ),
-            )
-        )
+        out.append({"name": t.name, "description": t.description, "inputSchema": schema,
+                    "annotations": {"title": t.name.replace("_", " "), "readOnlyHint": t.read_only,
+                                    "destructiveHint": t.destructive, "idempotentHint": t.idempotent,
+                                    "openWorldHint": False}})
     return out
 
 
-def build_server(runtime: Runtime) -> Any:
-    import mcp_types as types
-    from mcp.server.lowlevel import Server
+# MCP over stdio, spoken here with the standard library: one JSON-RPC message per line. The SDK's
+# server took ~0.35 s and ~30 MB per window to import (pydantic models of every protocol revision,
+# its HTTP transports) for the four methods a tools-only server answers.
+PROTOCOL_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")  # the initialize handshake's
+PARSE_ERROR, INVALID_REQUEST, METHOD_NOT_FOUND, INVALID_PARAMS = -32700, -32600, -32601, -32602
 
-    tools = tool_definitions()
 
-    async def list_tools(_ctx: Any, _params: Any) -> Any:
-        asyncio.get_running_loop().call_soon(runtime.start_warm_up)  # after this answer is on its way
-        return types.ListToolsResult(tools=tools)
+class Protocol:
+    """Answers MCP requests from ``handle(line)``; replies go to ``send`` (any thread). ``initialize``,
+    ``ping`` and ``tools/list`` are answered at once in the reading thread, tool calls in the runtime's
+    worker thread (a slow call never delays them)."""
 
-    async def call_tool(_ctx: Any, params: Any) -> Any:
-        loop = asyncio.get_running_loop()
+    def __init__(self, runtime: Runtime, send: Any):
+        self.runtime = runtime
+        self.send = send
+        self._tools: list[dict[str, Any]] | None = None
+        self._calls: dict[Any, concurrent.futures.Future[Any]] = {}  # request id -> queued or running call
+        self._lock = threading.Lock()
+
+    def handle(self, line: bytes) -> None:
+        if not line.strip():
+            return
         try:
-            result = await loop.run_in_executor(runtime.executor, runtime.call, params.name, params.arguments)
-            return types.CallToolResult(content=_content(result), is_error=False)
-        except ReMeError as exc:
-            return _error(str(exc))
+            msg = json.loads(line)
+        except (ValueError, RecursionError):  # not JSON (or invalid UTF-8, or a nesting bomb)
+            self._error(None, PARSE_ERROR, "Parse error")
+            return
+        if not isinstance(msg, dict) or ("method" not in msg and ("result" in msg or "error" in msg)):
+            return  # a batch (no longer part of MCP) or a response: we send no requests
+        rid, method, params = msg.get("id"), msg.get("method"), msg.get("params")
+        if "id" not in msg:
+            self._notification(method, params)
+            return
+        if msg.get("jsonrpc") != "2.0" or not isinstance(method, str) or not _valid_id(rid):
+            self._error(rid if _valid_id(rid) else None, INVALID_REQUEST, "Invalid request")
+            return
+        if params is not None and not isinstance(params, dict):
+            self._error(rid, INVALID_PARAMS, "params must be an object")
+            return
+        params = params or {}
+        if method == "initialize":
+            version = params.get("protocolVersion")
+            self._result(rid, {"protocolVersion": version if version in PROTOCOL_VERSIONS else PROTOCOL_VERSIONS[-1],
+                               "capabilities": {"tools": {"listChanged": False}},
+                               "serverInfo": {"name": "reme", "version": __version__},
+                               "instructions": INSTRUCTIONS})
+        elif method == "ping":
+            self._result(rid, {})
+        elif method == "tools/list":
+            if self._tools is None:
+                self._tools = tool_definitions()
+            self._result(rid, {"tools": self._tools})
+            self.runtime.start_warm_up()  # after this answer is on its way
+        elif method == "tools/call":
+            self._call(rid, params)
+        else:
+            self._error(rid, METHOD_NOT_FOUND, f"Method not found: {method}")
+
+    def _notification(self, method: Any, params: Any) -> None:
+        if method == "notifications/cancelled" and isinstance(params, dict):
+            with self._lock:
+                fut = self._calls.get(params.get("requestId")) if _valid_id(params.get("requestId")) else None
+            if fut is not None:
+                fut.cancel()  # only a call still queued; a cancelled request gets no answer
+
+    def _call(self, rid: Any, params: dict[str, Any]) -> None:
+        name, arguments = params.get("name"), params.get("arguments")
+        if not isinstance(name, str) or not isinstance(arguments, (dict, type(None))):
+            self._error(rid, INVALID_PARAMS, "tools/call needs a tool name and an arguments object")
+            return
+        try:
+            fut = self.runtime.executor.submit(self.runtime.call, name, arguments)
         except RuntimeError as exc:  # executor shut down: we are stopping
-            return _error(f"reme server is shutting down ({exc}); retry")
+            self._result(rid, _tool_error(f"reme server is shutting down ({exc}); retry"))
+            return
+        with self._lock:
+            self._calls[rid] = fut
+        fut.add_done_callback(lambda f: self._finish(rid, name, f))
+
+    def _finish(self, rid: Any, name: str, fut: concurrent.futures.Future[Any]) -> None:
+        with self._lock:
+            self._calls.pop(rid, None)
+        if fut.cancelled():
+            return
+        try:
+            result = {"content": _content(fut.result()), "isError": False}
+        except ReMeError as exc:
+            result = _tool_error(str(exc))
         except Exception as exc:  # noqa: BLE001  (never crash the server on a tool bug)
-            log.error("reme: tool %s crashed\n%s", params.name, traceback.format_exc())
-            return _error(f"{params.name} failed unexpectedly: {exc!r} (see the MCP server log)")
+            log.error("reme: tool %s crashed\n%s", name, "".join(traceback.format_exception(exc)))
+            result = _tool_error(f"{name} failed unexpectedly: {exc!r} (see the MCP server log)")
+        self._result(rid, result)
 
-    def _content(result: Any) -> list[Any]:
-        # images (read_image) go out as MCP image content so the model sees the picture, not base64 text
-        mime = getattr(result, "mime_type", None)
-        if isinstance(mime, str) and mime.startswith("image/") and isinstance(getattr(result, "data", None), str):
-            header = f"{getattr(result, 'path', '')}: {mime}, {getattr(result, 'size', '?')} bytes"
-            return [types.TextContent(type="text", text=header),
-                    types.ImageContent(type="image", data=result.data, mime_type=mime)]
-        return [types.TextContent(type="text", text=result.text())]
+    def _result(self, rid: Any, result: dict[str, Any]) -> None:
+        self.send({"jsonrpc": "2.0", "id": rid, "result": result})
 
-    def _error(message: str) -> Any:
-        return types.CallToolResult(content=[types.TextContent(type="text", text=message)], is_error=True)
-
-    return Server("reme", version=__version__, instructions=INSTRUCTIONS,
-                  on_list_tools=list_tools, on_call_tool=call_tool)
+    def _error(self, rid: Any, code: int, message: str) -> None:
+        self.send({"jsonrpc": "2.0", "id": rid, "error": {"code": code, "message": message}})
 
 
-async def _serve(runtime: Runtime) -> None:
-    from mcp.server.stdio import stdio_server
+def _valid_id(rid: Any) -> bool:
+    return isinstance(rid, (str, int)) and not isinstance(rid, bool)
 
-    server = build_server(runtime)
-    # On the CLI's SIGINT/SIGTERM (and SIGHUP: terminal closed) finish the running call (bounded),
-    # close the index and leave. Cancelling the serve task is not enough: the stdio transport's stdin
-    # reader is an uncancellable worker thread that anyio would wait for.
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
-        loop.add_signal_handler(sig, _stop_now, runtime, sig)
-    async with stdio_server() as (read, write):
-        await server.run(read, write, server.create_initialization_options())
+
+def _content(result: Any) -> list[dict[str, Any]]:
+    # images (read_image) go out as MCP image content so the model sees the picture, not base64 text
+    mime = getattr(result, "mime_type", None)
+    if isinstance(mime, str) and mime.startswith("image/") and isinstance(getattr(result, "data", None), str):
+        header = f"{getattr(result, 'path', '')}: {mime}, {getattr(result, 'size', '?')} bytes"
+        return [{"type": "text", "text": header}, {"type": "image", "data": result.data, "mimeType": mime}]
+    return [{"type": "text", "text": result.text()}]
+
+
+def _tool_error(message: str) -> dict[str, Any]:
+    return {"content": [{"type": "text", "text": message}], "isError": True}
+
+
+def _encode(msg: dict[str, Any]) -> bytes:
+    try:
+        return json.dumps(msg, ensure_ascii=False).encode("utf-8") + b"\n"
+    except UnicodeEncodeError:  # a lone surrogate from an undecodable file name: escaped instead
+        return json.dumps(msg).encode("ascii") + b"\n"
 
 
 def _stop_now(runtime: Runtime, sig: int) -> None:
@@ -270,26 +333,48 @@ def _stop_now(runtime: Runtime, sig: int) -> None:
 
 
 def run(workspace: str | None = None) -> int:
-    """Serve MCP on stdin/stdout until EOF or SIGINT/SIGTERM."""
+    """Serve MCP on stdin/stdout until EOF or SIGINT/SIGTERM/SIGHUP (terminal closed): finish the
+    running call (bounded), close the index and leave."""
     logging.basicConfig(level=os.environ.get("REME_LOG_LEVEL", "INFO"), stream=sys.stderr,
                         format="%(asctime)s %(levelname)s %(message)s")
     runtime = Runtime(workspace)
-    code = 0
-    # not asyncio.run(): its shutdown joins the default executor, where the stdio transport's stdin
-    # reader may block on read() forever; we leave with os._exit below instead
-    loop = asyncio.new_event_loop()
-    try:
-        loop.run_until_complete(_serve(runtime))
-    except KeyboardInterrupt:
+    stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
+    out_lock = threading.Lock()
+
+    def send(msg: dict[str, Any]) -> None:
+        data = _encode(msg)
+        with out_lock:
+            try:
+                stdout.write(data)
+                stdout.flush()
+            except (BrokenPipeError, ValueError):  # the client is gone; EOF on stdin follows
+                pass
+
+    protocol = Protocol(runtime, send)
+    ended = threading.Event()
+    failed: list[str] = []
+
+    def read() -> None:
+        try:
+            for line in iter(stdin.readline, b""):
+                protocol.handle(line)
+        except BaseException:  # noqa: BLE001
+            failed.append(traceback.format_exc())
+        finally:
+            ended.set()
+
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, lambda s, _f: _stop_now(runtime, s))
+    threading.Thread(target=read, name="reme-stdin", daemon=True).start()
+    # Python runs signal handlers in the main thread only, between bytecodes, whichever thread the
+    # kernel interrupted; so the main thread does nothing but wait, waking up every 0.2 s.
+    while not ended.wait(0.2):
         pass
-    except BaseException:  # noqa: BLE001
-        log.error("reme: MCP server stopped on an error\n%s", traceback.format_exc())
-        code = 1
-    finally:
-        runtime.close()
-        sys.stdout.flush()
-    # the stdio transport reads stdin in a helper thread that may still block on read(); leave now
-    os._exit(code)
+    if failed:
+        log.error("reme: MCP server stopped on an error\n%s", failed[0])
+    runtime.close()
+    sys.stdout.flush()
+    os._exit(1 if failed else 0)  # worker threads (a running call, the watcher) must not keep the process alive
 
 
 def register_cli(subparsers: Any) -> None:

@@ -392,7 +392,7 @@ def test_recreated_database_at_the_same_generation_is_noticed(ws, corpus_idx):
 
 
 def test_vector_file_of_a_recreated_database_is_not_reused(tmp_path):
-    """Same db_id rule for the faiss file: chunk id 1 of a re-created database is another chunk."""
+    """Same db_id rule for the shared vector file: chunk id 1 of a re-created database is another chunk."""
     from reme_cc.index.vectors import VectorStore
 
     meta = tmp_path / "metadata"

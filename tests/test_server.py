@@ -85,6 +85,19 @@ def test_loop_stays_responsive_during_a_slow_call(tmp_path):
         assert srv.text(srv.wait(slow)) == "slept 8.0"
 
 
+def test_a_cancelled_queued_call_is_dropped_and_gets_no_answer(tmp_path):
+    with start(tmp_path / "ws") as srv:
+        srv.initialize()
+        slow = srv.start_request("tools/call", {"name": "sleep_test", "arguments": {"seconds": 3}})
+        queued = srv.start_request("tools/call", {"name": "echo_test", "arguments": {"text": "never"}})
+        srv.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": queued}})
+        assert srv.text(srv.wait(slow)) == "slept 3.0"
+        after = srv.call_tool("echo_test", {"text": "next"})  # answered after the cancelled one would have been
+        assert srv.text(after) == "next"
+        with srv._cond:
+            assert queued not in srv._replies
+
+
 @pytest.mark.parametrize("how", ["eof", signal.SIGINT, signal.SIGTERM])
 def test_clean_stop(tmp_path, how):
     with start(tmp_path / "ws") as srv:

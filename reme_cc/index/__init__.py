@@ -1,6 +1,6 @@
 """The index layer. ``Index`` (core.py) is the facade over the derived index in ``metadata/``; its names
 are imported from here on first use, so that ``readonly.py`` — the standard-library reader the
-SessionStart brief uses — loads without numpy, faiss or jieba."""
+SessionStart brief uses — loads without numpy or jieba."""
 
 from __future__ import annotations
 

@@ -204,5 +204,5 @@ def generation(conn: sqlite3.Connection) -> int:
 
 
 def bump_generation(conn: sqlite3.Connection) -> None:
-    """Inside a write transaction: tell every process (and the faiss cache) that the index changed."""
+    """Inside a write transaction: tell every process (and the vector store) that the index changed."""
     conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key='generation'")

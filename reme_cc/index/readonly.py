@@ -1,4 +1,4 @@
-"""Read-only queries on the index database, standard library only (no numpy, faiss or jieba): what
+"""Read-only queries on the index database, standard library only (no numpy or jieba): what
 the SessionStart hook's brief reads, before the plugin's environment may exist, and the project names
 the notes record. The schema is catalog.py's; nothing outside the index layer writes SQL against it."""
 

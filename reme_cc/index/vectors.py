@@ -1,27 +1,40 @@
-"""Vector recall: a faiss IndexIDMap2(IndexFlatIP) over chunk ids, cached on disk.
+"""Vector recall: exact inner-product top-k over a memory-mapped matrix shared by every process.
 
-The truth is the embedding cache in SQLite (model, chunk hash) -> vector. The faiss file
-``metadata/vectors-<model>.faiss`` (+ ``.json`` sidecar with the generation it reflects) is only a
-warm start shared by every process of the workspace: on load it is reconciled with the database by a
-set difference of chunk ids (chunk ids are never reused, so an id always means the same text). A
-missing, truncated or foreign file is simply rebuilt from the cache. New vectors are announced in
-``vector_log`` (model, hash, seq), so a process only looks up the chunks it still lacks. Writes go to a temp file + os.replace, so readers never see half a file.
+The truth is the embedding cache in SQLite (model, chunk hash) -> vector. The file
+``metadata/vectors-<model>.vec`` is only a warm start shared by every process of the workspace: a
+header (model, database id, count, dimension), the chunk ids (int64, ascending) and their float32
+rows. Processes map it read-only, so its pages live once in the page cache however many windows
+are open (a private faiss copy was ~75 MB per process at 49k chunks), and a search lets go of them
+again (``madvise(DONTNEED)``: re-mapping them from the page cache costs nothing measurable). On load
+the file is reconciled with the database by a set difference of chunk ids (chunk ids are never
+reused, so an id always means the same text): rows of removed chunks are masked, vectors the file
+lacks are kept in memory (``_extra``) until a writer saves a new file. A missing, truncated or
+foreign file is simply rebuilt from the cache. New vectors are announced in ``vector_log`` (model,
+hash, seq), so a process only looks up the chunks it still lacks. Writes go to a temp file +
+os.replace, so readers never see half a file; a reader maps the newer file at its next refresh.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
+import mmap
+import os
 import re
 import sqlite3
+import tempfile
 import threading
 from pathlib import Path
 
 import numpy as np
 
-from ..errors import ReMeError
-from ..workspace import atomic_write
-from .bm25 import chunk_ids, trim_heap
+from ..workspace import fsync_dir
+from .bm25 import chunk_ids
 from .catalog import get_meta, index_log
+
+MAGIC = b"REMEVEC1"
+HEADER = 4096  # bytes: MAGIC + JSON, zero-padded; then ids int64[count], then float32[count, dim]
+SAVE_EXTRA = 1000  # vectors held only in memory before a writer saves a new shared file
 
 
 def log_range(conn: sqlite3.Connection, model: str) -> tuple[int, int]:
@@ -43,10 +56,16 @@ class VectorStore:
         self.metadata = metadata
         self.model = model
         self.dim = dim
-        self.path = metadata / f"vectors-{_safe(model)}.faiss"
-        self.sidecar = metadata / f"vectors-{_safe(model)}.json"
-        self._index = None  # faiss.IndexIDMap2 | None
-        self._ids: set[int] = set()
+        self.path = metadata / f"vectors-{_safe(model)}.vec"
+        self._legacy = [metadata / f"vectors-{_safe(model)}.{ext}" for ext in ("faiss", "json")]  # before the .vec file
+        self._map: mmap.mmap | None = None
+        self._file_key: tuple[int, int] | None = None  # (inode, mtime) of the mapped file
+        self._base_ids = np.zeros(0, np.int64)  # ascending, a view of the mapped file
+        self._base = np.zeros((0, 0), np.float32)  # rows of the mapped file
+        self._live = np.zeros(0, bool)  # False: that row's chunk is gone
+        self._extra_ids = np.zeros(0, np.int64)  # vectors the file lacks, in memory
+        self._extra = np.zeros((0, 0), np.float32)
+        self._count = 0
         self.generation = -1
         self._key: tuple[int, int] = (-1, -1)   # (generation, vector_log seq) last reconciled
         self._log_seq = 0
@@ -57,71 +76,134 @@ class VectorStore:
         self.db_id = ""  # the database the vectors' chunk ids belong to (ids restart in a re-created one)
 
     # ---- persistence ------------------------------------------------------------------------------
-    def _load_file(self) -> None:
-        import faiss
-
+    def _map_file(self) -> bool:
+        """Map the shared file as the base (no extra rows); False when there is none or it is unusable."""
         self._loaded = True
-        if not self.path.exists():
-            return
         try:
-            side = json.loads(self.sidecar.read_text(encoding="utf-8"))
-            index = faiss.read_index(str(self.path))
-            if side.get("model") != self.model or index.ntotal != side.get("count"):
-                raise ValueError("sidecar does not match the file")
-            if side.get("db_id", "") != self.db_id:
-                raise ValueError("it was built from another index database")
-            if self.dim is not None and index.d != self.dim:
-                raise ValueError(f"dimension {index.d} != {self.dim}")
-            self._index = index
-            self._ids = set(int(i) for i in faiss.vector_to_array(index.id_map)) if index.ntotal else set()
-            self.dim = index.d
+            fh = open(self.path, "rb")
+        except OSError:
+            return False
+        try:
+            with fh:
+                st = os.fstat(fh.fileno())
+                self._file_key = (st.st_ino, st.st_mtime_ns)  # an unusable file is not tried again
+                m = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
+            try:
+                if m[:len(MAGIC)] != MAGIC:
+                    raise ValueError("not a reme vector file")
+                head = json.loads(m[len(MAGIC):HEADER].rstrip(b"\0"))
+                count, dim = int(head["count"]), int(head["dim"])
+                if head.get("model") != self.model:
+                    raise ValueError("another model's vectors")
+                if head.get("db_id", "") != self.db_id:
+                    raise ValueError("it was built from another index database")
+                if self.dim is not None and dim != self.dim:
+                    raise ValueError(f"dimension {dim} != {self.dim}")
+                if len(m) != HEADER + count * 8 + count * dim * 4:
+                    raise ValueError("truncated")
+            except Exception:
+                m.close()
+                raise
         except Exception as exc:  # noqa: BLE001 - any unreadable cache is rebuilt, never fatal
             index_log(self.metadata, f"vector file {self.path.name} unusable ({exc}): rebuilding from the cache")
-            self._index, self._ids = None, set()
+            return False
+        self._release_map()
+        self._map = m
+        self._base_ids = np.frombuffer(m, np.int64, count, HEADER)
+        self._base = np.frombuffer(m, np.float32, count * dim, HEADER + count * 8).reshape(count, dim)
+        self._live = np.ones(count, bool)
+        self._extra_ids, self._extra = np.zeros(0, np.int64), np.zeros((0, dim), np.float32)
+        self._count, self.dim = count, dim
+        self._missing, self._max_chunk = {}, 0
+        self.release_pages()
+        return True
+
+    def _release_map(self) -> None:
+        if self._map is not None:
+            self._base_ids, self._base = np.zeros(0, np.int64), np.zeros((0, self.dim or 0), np.float32)
+            with contextlib.suppress(BufferError):  # a search still holds a view: the GC closes it later
+                self._map.close()
+            self._map = None
+
+    def _file_changed(self) -> bool:
+        try:
+            st = self.path.stat()
+        except OSError:
+            return False
+        return (st.st_ino, st.st_mtime_ns) != self._file_key
+
+    @property
+    def needs_save(self) -> bool:
+        """Many vectors live only in this process's memory: a new shared file would spare everyone that."""
+        return len(self._extra_ids) >= min(SAVE_EXTRA, max(1, self._count // 10))
 
     def save(self, generation: int) -> None:
-        """Atomically persist (best effort: a read-only workspace just keeps it in memory)."""
-        import faiss
-
+        """Atomically persist every live vector as the shared file, then map it (best effort: a read-only
+        workspace just keeps them in memory). Rows are written in blocks: no second copy in memory."""
         with self._lock:
-            if self._index is None:
+            if self._count == 0 or self.dim is None:
                 return
-            side = {"model": self.model, "generation": generation, "count": int(self._index.ntotal), "dim": self.dim,
-                    "db_id": self.db_id}
+            live_rows = np.flatnonzero(self._live)
+            ids = np.concatenate([self._base_ids[live_rows], self._extra_ids])
+            order = np.argsort(ids, kind="stable")
+            head = json.dumps({"model": self.model, "generation": generation, "count": len(ids), "dim": self.dim,
+                               "db_id": self.db_id}).encode()
             try:
-                atomic_write(self.path, faiss.serialize_index(self._index).tobytes())
-                atomic_write(self.sidecar, json.dumps(side).encode())
-            except ReMeError:
-                pass
+                fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.metadata)
+            except OSError:
+                return
+            try:
+                with os.fdopen(fd, "wb") as fh:
+                    fh.write((MAGIC + head).ljust(HEADER, b"\0"))
+                    fh.write(ids[order].tobytes())
+                    nb = len(live_rows)
+                    for start in range(0, len(order), 4096):
+                        part = order[start : start + 4096]
+                        rows = np.empty((len(part), self.dim), np.float32)
+                        inb = part < nb
+                        if inb.any():
+                            rows[inb] = self._base[live_rows[part[inb]]]
+                        if not inb.all():
+                            rows[~inb] = self._extra[part[~inb] - nb]
+                        fh.write(rows.tobytes())
+                    fh.flush()
+                    os.fsync(fh.fileno())
+                os.replace(tmp, self.path)
+                fsync_dir(self.metadata)
+            except OSError:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp)
+                return
+            for old in self._legacy:
+                with contextlib.suppress(OSError):
+                    old.unlink()
+            missing, max_chunk, key, seq = self._missing, self._max_chunk, self._key, self._log_seq
+            if self._map_file():  # the same vectors, now shared; what this process still lacks stays known
+                self._missing, self._max_chunk, self._key, self._log_seq = missing, max_chunk, key, seq
+                self.generation = generation
 
     # ---- reconcile with the database ---------------------------------------------------------------
     def refresh(self, conn: sqlite3.Connection, generation: int) -> bool:
-        """Bring the in-memory index up to the database; returns True when something changed.
+        """Bring the vectors up to the database; returns True when something changed.
 
         Incremental: when the chunks changed (``generation``) the chunk ids are diffed through the
         ``chunks_hash`` index (never the 75 MB embeddings table); when vectors were added (``vector_log``)
         only the chunks still without one are probed. A full probe of every such chunk happens once per
-        process (after loading the file) or when the log was pruned past what this process has seen."""
-        import faiss
-
+        process (after mapping the file, or a newer one another process saved) or when the log was
+        pruned past what this process has seen."""
         with self._lock:
             seq, low = log_range(conn, self.model)
             key = (generation, seq)
-            if key == self._key:
+            if key == self._key and self._loaded:
                 return False
             first = not self._loaded
-            if first:
+            if first or self._file_changed():  # first look, or another process saved a newer file
                 self.db_id = get_meta(conn, "db_id") or ""
-                self._load_file()
-                trim_heap()  # the file's read buffer (~the index's size) goes back to the OS
+                first = self._map_file() or first
             probe: set[str] = set()
             chunks_moved = first or generation != self._key[0]
             if chunks_moved:
-                gone, fresh = self._diff_chunks(conn)
-                if gone and self._index is not None:
-                    self._index.remove_ids(np.fromiter(gone, dtype=np.int64))
-                    self._ids -= gone
-                probe |= fresh
+                probe |= self._diff_chunks(conn)
             if first or low > self._log_seq + 1:
                 probe |= set(self._missing)  # the log does not reach back to what we saw: probe them all
             elif seq > self._log_seq:
@@ -132,21 +214,32 @@ class VectorStore:
             if probe:
                 vecs, ids = self._fetch(conn, sorted(probe))
                 if len(ids):
-                    if self._index is None:
+                    if self.dim is None or self._count == 0:
                         self.dim = vecs.shape[1]
-                        self._index = faiss.IndexIDMap2(faiss.IndexFlatIP(self.dim))
-                    self._index.add_with_ids(vecs, ids)
-                    self._ids |= set(int(i) for i in ids)
+                        self._extra = self._extra.reshape(-1, self.dim)
+                    self._extra_ids = np.concatenate([self._extra_ids, ids])
+                    self._extra = np.concatenate([self._extra, vecs])
+                    self._count += len(ids)
                     added = len(ids)
             self._key, self._log_seq, self.generation = key, seq, generation
             return added > 0 or chunks_moved
 
-    def _diff_chunks(self, conn: sqlite3.Connection) -> tuple[set[int], set[str]]:
-        """(chunk ids gone, hashes of chunks new since the last look), keeping ``_missing`` current:
-        ids come from the small chunks_hash index, hashes only for the new ids (a rowid range)."""
+    def _tracked(self) -> np.ndarray:
+        return np.concatenate([self._base_ids[self._live], self._extra_ids])
+
+    def _diff_chunks(self, conn: sqlite3.Connection) -> set[str]:
+        """Drop the vectors of chunks that are gone; returns the hashes of chunks new since the last look,
+        keeping ``_missing`` current. Ids come from the small chunks_hash index, hashes only for new ids."""
         now = chunk_ids(conn)
-        tracked = np.fromiter(self._ids, np.int64, len(self._ids))
-        gone = set(np.setdiff1d(tracked, now, assume_unique=True).tolist())
+        gone = np.setdiff1d(self._tracked(), now, assume_unique=True)
+        if len(gone):
+            pos = np.searchsorted(self._base_ids, gone)
+            inside = pos < len(self._base_ids)
+            pos, in_base = pos[inside], gone[inside]
+            self._live[pos[self._base_ids[pos] == in_base]] = False
+            keep = ~np.isin(self._extra_ids, gone)
+            self._extra_ids, self._extra = self._extra_ids[keep], self._extra[keep]
+            self._count = int(self._live.sum()) + len(self._extra_ids)
         waiting = np.fromiter((i for ids in self._missing.values() for i in ids), np.int64)
         dropped = set(np.setdiff1d(waiting, now, assume_unique=True).tolist())
         if dropped:  # chunks removed before they ever got a vector
@@ -156,14 +249,16 @@ class VectorStore:
                     self._missing[h] = left
                 else:
                     del self._missing[h]
+        fresh_ids = np.setdiff1d(now[now > self._max_chunk], self._tracked(), assume_unique=True).tolist()
         fresh: set[str] = set()
-        for cid, h in conn.execute("SELECT id, hash FROM chunks WHERE id > ?", (self._max_chunk,)):
-            if cid not in self._ids:
+        for start in range(0, len(fresh_ids), 500):
+            part = fresh_ids[start : start + 500]
+            for cid, h in conn.execute(f"SELECT id, hash FROM chunks WHERE id IN ({','.join('?' * len(part))})", part):
                 self._missing.setdefault(h, []).append(cid)
                 fresh.add(h)
         if len(now):
             self._max_chunk = max(self._max_chunk, int(now.max()))
-        return gone, fresh
+        return fresh
 
     def _fetch(self, conn: sqlite3.Connection, hashes: list[str]) -> tuple[np.ndarray, np.ndarray]:
         """Vectors of the missing chunks with these hashes (one row per chunk id); pops them from ``_missing``."""
@@ -180,7 +275,7 @@ class VectorStore:
         if not out_i:
             return np.zeros((0, self.dim or 1), np.float32), np.zeros(0, np.int64)
         vecs = np.frombuffer(b"".join(out_v), dtype=np.float32).reshape(len(out_i), -1)
-        if self.dim is not None and self._index is not None and vecs.shape[1] != self.dim:
+        if self.dim is not None and self._count and vecs.shape[1] != self.dim:
             raise ValueError("embedding dimension changed within one model id")
         return np.ascontiguousarray(vecs), np.array(out_i, dtype=np.int64)
 
@@ -193,30 +288,51 @@ class VectorStore:
     # ---- search ----------------------------------------------------------------------------------
     def __contains__(self, cid: object) -> bool:
         """Does this chunk id have a vector (as of the last refresh)?"""
-        return cid in self._ids
+        if not isinstance(cid, (int, np.integer)):
+            return False
+        i = int(np.searchsorted(self._base_ids, cid))
+        if i < len(self._base_ids) and self._base_ids[i] == cid:
+            return bool(self._live[i])
+        return bool(np.any(self._extra_ids == cid))
 
     @property
     def count(self) -> int:
-        return int(self._index.ntotal) if self._index is not None else 0
+        return self._count
+
+    def release_pages(self) -> None:
+        """Unmap the file's pages from this process (they stay in the shared page cache)."""
+        if self._map is not None and hasattr(mmap, "MADV_DONTNEED"):
+            with contextlib.suppress(OSError, ValueError):
+                self._map.madvise(mmap.MADV_DONTNEED)
 
     def search(self, q: np.ndarray, k: int, allowed: list[int] | None = None) -> list[tuple[int, float]]:
-        import faiss
-
+        """Exact top-k by inner product (rows are L2-normalized: cosine), best first. One
+        single-threaded pass (einsum: ~3 ms at 49k x 384; BLAS threads only add barrier waits on a
+        shared machine)."""
         with self._lock:
-            if self._index is None or self._index.ntotal == 0 or k <= 0:
+            if self._count == 0 or k <= 0 or self.dim is None:
                 return []
-            q = np.ascontiguousarray(q.reshape(1, -1), dtype=np.float32)
-            if q.shape[1] != self._index.d:
+            q = np.ascontiguousarray(np.asarray(q, np.float32).reshape(-1))
+            if q.shape[0] != self.dim:
                 return []
-            params = None
-            if allowed is not None:
-                if not allowed:
-                    return []
-                sel = faiss.IDSelectorBatch(np.array(allowed, dtype=np.int64))
-                params = faiss.SearchParameters(sel=sel)
-            # One query over ~50k rows is ~4 ms on one core; OpenMP threads only add barrier waits
-            # on a shared machine (measured under load: 78 ms with 2 threads, 3.8 ms with 1).
-            # The setting is per calling thread.
-            faiss.omp_set_num_threads(1)
-            scores, ids = self._index.search(q, min(k, self._index.ntotal), params=params)
-        return [(int(i), float(s)) for i, s in zip(ids[0], scores[0]) if i >= 0]
+            ids_parts, score_parts = [], []
+            for ids, rows, live in ((self._base_ids, self._base, self._live), (self._extra_ids, self._extra, None)):
+                if not len(ids):
+                    continue
+                mask = live if allowed is None else (np.isin(ids, allowed) & (live if live is not None else True))
+                if mask is None or mask.all():
+                    ids_parts.append(ids)
+                    score_parts.append(np.einsum("ij,j->i", rows, q))
+                else:
+                    sel = np.flatnonzero(mask)
+                    ids_parts.append(ids[sel])
+                    score_parts.append(np.einsum("ij,j->i", rows[sel], q))
+            self.release_pages()
+            if not ids_parts:
+                return []
+            ids, scores = np.concatenate(ids_parts), np.concatenate(score_parts)
+            if len(ids) > k:
+                top = np.argpartition(-scores, k - 1)[:k]
+                ids, scores = ids[top], scores[top]
+            order = np.lexsort((ids, -scores))
+        return [(int(ids[i]), float(scores[i])) for i in order]
