@@ -90,10 +90,13 @@ class Runtime:
             return
         from .index import keyword, sync
 
-        index = self.ctx.index
+        t = time.monotonic()
+        index = self.ctx.index  # numpy, jieba's module, the index database
+        took = [f"open {time.monotonic() - t:.2f}s"]
         steps = [
-            ("watch", index.watch),            # file notifications, set up in their own thread
-            ("bm25", index.warm_keyword),      # snapshot load in its own thread, during the walk; FTS5 answers meanwhile
+            # threads of their own: file notifications, then the BM25 snapshot load (during the walk that
+            # follows, or the first search's; FTS5 answers until it is in)
+            ("watch", lambda: (index.watch(), index.warm_keyword())),
             ("sync", index.sync),              # one walk: what changed while no server ran
             ("vectors", index.warm_vectors),   # the shared vector file (mapped) and the query model
             ("catch-up", self._housekeeping),  # backlog -> the embedding worker; idle release
@@ -101,7 +104,6 @@ class Runtime:
             ("parsers", sync.warm_up),         # for the first edit the watcher reports
             ("trim", index.trim_memory),       # what the warm-up (and FTS5 answers meanwhile) left in the heap
         ]
-        took: list[str] = []
 
         def step(i: int) -> None:
             if i == len(steps):
