@@ -74,6 +74,13 @@ def _both(idx: Index, q: str, k: int, sd: str | None = None, ed: str | None = No
     return idx._run(lambda c: (keyword.search_chunks(c, q, k, sd, ed), bm.search(c, q, k, sd, ed)))
 
 
+def _both_notes(idx: Index, q: str, k: int, sd: str | None = None, ed: str | None = None):
+    """Whole-note BM25 from FTS5 and from memory (the index must be loaded: it answers itself)."""
+    bm = idx._bm25
+    assert bm.ready
+    return idx._run(lambda c: (bm25.search_notes_fts(c, q, k, sd, ed), bm.search_notes(c, q, k, sd, ed)))
+
+
 @pytest.fixture
 def corpus_idx(ws):
     _corpus(ws)
@@ -107,6 +114,75 @@ def test_scores_and_ranking_identical_to_fts5(corpus_idx):
     scores = [s for _, s in mine]
     assert len(scores) != len(set(scores))
     assert mine == fts
+
+
+def test_whole_note_scores_identical_to_fts5(corpus_idx, monkeypatch):
+    """The note-level keyword ranking (each note one BM25 document) gives the same notes, order and
+    floats from memory as from FTS5, with and without a date range, multi-token words included."""
+    idx = corpus_idx
+    calls = []
+    monkeypatch.setattr(bm25, "search_notes_fts", lambda *a, **kw: calls.append(a) or [])  # memory must answer
+    mine = idx._run(lambda c: idx._bm25.search_notes(c, "tariff 关税", 10))
+    monkeypatch.undo()
+    assert not calls and mine
+    answered = 0
+    for q in _queries() + ["ア・イ tariff", "a・b"]:
+        for k in (1, 5, 200):
+            fts, mine = _both_notes(idx, q, k)
+            assert mine == fts, (q, k)
+            answered += bool(mine)
+        for sd, ed in (("2026-02-01", "2026-03-31"), (None, "2026-02-15"), ("2027-01-01", None)):
+            fts, mine = _both_notes(idx, q, 25, sd, ed)
+            assert mine == fts, (q, sd, ed)
+    assert answered > 150
+    # a note's score is its chunks' counts summed: a file split over several chunks is one document
+    multi = idx._run(lambda c: c.execute("SELECT path FROM chunks GROUP BY path HAVING COUNT(*) > 2 LIMIT 1").fetchone())
+    assert multi is not None
+
+
+def test_note_matching_the_question_in_several_chunks_ranks_first(ws):
+    """Among notes of a similar length (sessions), the one whose chunks hold every word of the question
+    between them is the first note of the note-level keyword ranking, above short notes that each
+    repeat one of the words; the chunk-level BM25 ranks those short notes' chunks first."""
+    filler = lambda tag: " ".join(f"{tag}{i} paddle lake shore camp" for i in range(60))  # noqa: E731
+    ws.write_text("daily/2026-05-01/trip.md", f"# Trip\n\n## Monday\n{filler('m')} we loaded the kayak.\n\n"
+                  f"## Tuesday\n{filler('t')} a long portage.\n\n## Wednesday\n{filler('w')} a moose at dawn.\n")
+    for i, word in enumerate(("kayak", "portage", "moose")):
+        ws.write_text(f"daily/2026-05-0{2 + i}/short-{word}.md", f"# {word}\n{word} {word} for sale\n")
+    for i in range(12):
+        ws.write_text(f"daily/2026-04-{10 + i}/other-{i}.md", "".join(f"\n## Part {j}\n{filler('o')}\n" for j in range(3)))
+    idx = _idx(ws)
+    try:
+        idx.sync()
+        n = idx._run(lambda c: c.execute("SELECT COUNT(*) FROM chunks WHERE path = 'daily/2026-05-01/trip.md'").fetchone()[0])
+        assert n >= 3
+        q = "kayak portage moose"
+        chunks = idx._run(lambda c: keyword.search_chunks(c, q, 3))
+        top_chunk_notes = set(idx.chunk_paths([cid for cid, _ in chunks]).values())
+        assert "daily/2026-05-01/trip.md" not in top_chunk_notes  # chunk by chunk, the short notes win
+        assert idx._bm25.wait_ready(60)
+        for fts, mine in [_both_notes(idx, q, 5)]:
+            assert fts == mine
+            assert mine[0][0] == "daily/2026-05-01/trip.md"
+    finally:
+        idx.close()
+
+
+def test_search_is_the_same_while_the_keyword_index_loads(ws, corpus_idx, monkeypatch):
+    """Until the in-memory index is in, FTS5 answers both the chunk and the note rankings: a search
+    gives the same results (paths, lines, scores) before and after it loads."""
+    loaded = corpus_idx
+    qs = _queries(seed=7, n=20) + ["ア・イ tariff"]
+    after = [loaded.search(q, limit=5).results for q in qs]
+    monkeypatch.setattr(bm25.BM25Index, "start", lambda self: None)  # keep this process's index unloaded
+    loading = _idx(ws)
+    try:
+        assert not loading._bm25.ready
+        before = [loading.search(q, limit=5).results for q in qs]
+        assert not loading._bm25.ready
+    finally:
+        loading.close()
+    assert before == after
 
 
 def test_unicode_words_are_counted_like_fts5(corpus_idx):
@@ -193,6 +269,8 @@ def test_other_process_add_modify_delete_visible_to_next_search(ws, corpus_idx, 
     for q in _queries(seed=5, n=30) + ["quokka wombat tariff"]:
         fts, mine = _both(idx, q, 25)
         assert mine is None or mine == fts, q
+        fts, mine = _both_notes(idx, q, 25)  # removed chunks and the delta segment, note by note
+        assert mine == fts, q
 
 
 def test_many_small_changes_merge_deltas(ws, corpus_idx):
@@ -203,6 +281,7 @@ def test_many_small_changes_merge_deltas(ws, corpus_idx):
         idx.update_paths([f"digest/wiki/extra-{i}.md", "digest/wiki/topic-4.md"])
         fts, mine = _both(idx, "okapi tariff 关税", 30)
         assert mine == fts
+        assert _both_notes(idx, "okapi tariff 关税 rewritten", 30)[1] == _both_notes(idx, "okapi tariff 关税 rewritten", 30)[0]
         assert len(idx._bm25._state.segments) <= 1 + bm25.MAX_DELTA_SEGMENTS
     assert len(idx._bm25._state.segments) < 1 + i  # merged at least once
 

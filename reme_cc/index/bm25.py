@@ -50,6 +50,7 @@ FETCH = 2000                 # rows per build batch (bounds the transient memory
 INLINE_DELTA_MAX = 2000      # chunks added since the last refresh that a query indexes itself (~70 ms);
                              # more: FTS5 answers while the index is rebuilt in the background
 MAX_DELTA_SEGMENTS = 8       # then the deltas are merged into one
+LOAD_WAIT_S = 1.0            # a whole-note query waits this long for a load under way (FTS5 is slower)
 _ROWS_SQL = ("SELECT c.id, c.path, c.start_line, f.date, t.tokens FROM chunks c "
              "JOIN chunks_fts t ON t.rowid = c.id LEFT JOIN files f ON f.path = c.path")
 
@@ -101,6 +102,7 @@ class Segment:
     dates: list[str]       # distinct file dates, sorted: date_idx is a rank, a date range a rank range
     live: np.ndarray       # bool
     dead: int = 0
+    note_of: np.ndarray | None = None  # int32 note (file) id per chunk, into State.note_paths
     _k: tuple[float, np.ndarray] | None = None
     # per-posting BM25 weight f*(k1+1) / (f + k1*(1-b+b*D/avgdl)), computed per term on first use at
     # the current avgdl (stamp per term): a query then costs one multiply-add per posting
@@ -168,6 +170,10 @@ class State:
         self.segments: list[Segment] = []
         self.n_live = 0
         self.tokens_live = 0
+        self.note_ids: dict[str, int] = {}  # file path -> note id (whole-note BM25)
+        self.note_paths: list[str] = []
+        self.version = 0  # bumped by every change of the live chunks (the note statistics cache)
+        self._note_stats: tuple[int, int, float, np.ndarray] | None = None
 
     @property
     def max_id(self) -> int:
@@ -178,6 +184,14 @@ class State:
         return sum(s.n for s in self.segments[1:])
 
     def add_segment(self, seg: Segment) -> None:
+        ids = []
+        for p in seg.paths:
+            if p not in self.note_ids:
+                self.note_ids[p] = len(self.note_paths)
+                self.note_paths.append(p)
+            ids.append(self.note_ids[p])
+        seg.note_of = np.array(ids, np.int32)[seg.path_idx] if len(ids) else np.zeros(seg.n, np.int32)
+        self.version += 1
         self.segments.append(seg)
         self.n_live += int(seg.live.sum())
         self.tokens_live += int(seg.doclen[seg.live].sum())
@@ -373,6 +387,69 @@ class State:
         return [(cid, -neg) for neg, _p, _s, cid in cands[:k]]
 
 
+    # ---- whole-note BM25 ---------------------------------------------------------------------------
+    def note_stats(self) -> tuple[int, float, np.ndarray]:
+        """(notes with a live chunk, avgdl over them, k1*(1-b+b*L/avgdl) per note id), cached per version."""
+        st = self._note_stats
+        if st is None or st[0] != self.version:
+            m = len(self.note_paths)
+            length = np.zeros(m, np.float64)  # token counts: exact integers in float64
+            count = np.zeros(m, np.int64)
+            for seg in self.segments:
+                notes = seg.note_of[seg.live]  # type: ignore[index]
+                length += np.bincount(notes, weights=seg.doclen[seg.live], minlength=m)
+                count += np.bincount(notes, minlength=m)
+            n_notes = int(np.count_nonzero(count))
+            avgdl = float(self.tokens_live) / float(n_notes) if n_notes else 1.0
+            st = self._note_stats = (self.version, n_notes, avgdl, K1 * ((1 - B) + (B * length) / avgdl))
+        return st[1], st[2], st[3]
+
+    def term_ids(self, splitter: Splitter, words: list[str]) -> list[int]:
+        """The distinct FTS5 terms of the query words (``note_terms``) that some chunk holds, as ids."""
+        return [t for t in (self.vocab.get(x, -1) for x in note_terms(splitter, words)) if t >= 0]
+
+    def search_notes(self, terms: list[int], k: int, start: str | None, end: str | None) -> list[tuple[str, float]]:
+        """Top-k (note path, whole-note BM25), the arithmetic of ``search_notes_fts`` (bit-identical)."""
+        n_notes, _avgdl, kpart = self.note_stats()
+        if not n_notes or k <= 0:
+            return []
+        m = len(self.note_paths)
+        acc = np.zeros(m, np.float64)
+        for t in terms:
+            tf = np.zeros(m, np.float64)
+            for seg in self.segments:
+                d, f = seg.postings(t)
+                if seg.dead and len(d):
+                    keep = seg.live[d]
+                    d, f = d[keep], f[keep]
+                if len(d):
+                    tf += np.bincount(seg.note_of[d], weights=f, minlength=m)  # type: ignore[index]
+            hit = np.flatnonzero(tf)
+            if not len(hit):
+                continue
+            idf = math.log((n_notes - len(hit) + 0.5) / (len(hit) + 0.5))
+            idf = idf if idf > 0.0 else 1e-6
+            f = tf[hit]
+            acc[hit] += idf * ((f * (K1 + 1.0)) / (f + kpart[hit]))
+        if start or end:
+            # a note is in the range when one of its live chunks is (all chunks of a file share its date)
+            lo, hi = start or "0000-00-00", end or "9999-99-99"
+            ok = np.zeros(m, bool)
+            for seg in self.segments:
+                r_lo, r_hi = bisect.bisect_left(seg.dates, lo), bisect.bisect_right(seg.dates, hi)
+                sel = seg.live & (seg.date_idx >= r_lo) & (seg.date_idx < r_hi)
+                ok[seg.note_of[sel]] = True  # type: ignore[index]
+            acc[~ok] = 0.0
+        pos = np.flatnonzero(acc > 0.0)
+        if len(pos) > k:
+            vals = acc[pos]
+            kth = np.partition(vals, len(vals) - k)[len(vals) - k]
+            pos = pos[vals >= kth]
+        paths = self.note_paths
+        return sorted(((paths[i], s) for i, s in zip(pos.tolist(), acc[pos].tolist())), key=lambda x: (-x[1], x[0]))[:k]
+
+
+
 class _Stopped(Exception):
     pass
 
@@ -437,6 +514,85 @@ def chunk_ids(conn: sqlite3.Connection, max_id: int | None = None) -> np.ndarray
 
 def db_id(conn: sqlite3.Connection) -> str:
     return catalog.get_meta(conn, "db_id") or ""
+
+
+# ---- whole-note BM25 (FTS5 answers it too) ---------------------------------------------------------
+# A question is asked of a note, and a long note holds its answer in several chunks: a note is also
+# scored as one BM25 document (its chunks' term frequencies and token counts summed; N, df and avgdl
+# over notes). ``State.search_notes`` answers from the postings in memory; ``search_notes_fts`` gives
+# the same answer (same floats, same order) from FTS5 while that index is not loaded.
+
+_splitter: Splitter | None = None
+_splitter_lock = threading.Lock()
+
+
+def default_splitter() -> Splitter:
+    global _splitter
+    with _splitter_lock:
+        if _splitter is None:
+            _splitter = Splitter()
+        return _splitter
+
+
+def note_terms(splitter: Splitter, words: list[str]) -> list[str]:
+    """The distinct FTS5 terms of the query words, in order (a word FTS5 splits counts as its parts)."""
+    return list(dict.fromkeys(t for parts in splitter.split(words) for t in parts))
+
+
+def _docsize(blob: bytes | None) -> int:
+    return _varint(bytes(blob), 0)[0] if blob else 0  # chunks_fts has one column: its token count
+
+
+def search_notes_fts(conn: sqlite3.Connection, query: str, k: int, start: str | None = None, end: str | None = None,
+                     path_like: str | None = None, splitter: Splitter | None = None) -> list[tuple[str, float]]:
+    """Top-k (note path, whole-note BM25) from FTS5: term frequencies per chunk from an fts5vocab
+    'instance' table, token counts from chunks_fts_docsize; the date range and folder (an escaped
+    LIKE pattern) filter the notes, N/df/avgdl are over all notes (as bm25() keeps them over all rows)."""
+    words = keyword.query_terms(query)
+    if not words or k <= 0:
+        return []
+    terms = note_terms(splitter or default_splitter(), words)
+    conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.reme_chunk_terms USING fts5vocab(main, chunks_fts, instance)")
+    n_notes = conn.execute("SELECT COUNT(DISTINCT path) FROM chunks").fetchone()[0]
+    if not n_notes:
+        return []
+    avgdl = float(fts_totals(conn)[1]) / float(n_notes)
+    per_term: list[dict[str, int]] = []
+    for t in terms:
+        tf = dict(conn.execute(
+            "SELECT c.path, SUM(i.n) FROM (SELECT doc, COUNT(*) AS n FROM temp.reme_chunk_terms WHERE term = ? "
+            "GROUP BY doc) i JOIN chunks c ON c.id = i.doc GROUP BY c.path", (t,)))
+        if tf:
+            per_term.append(tf)
+    cands: set[str] = set().union(*per_term) if per_term else set()
+    if cands and (start or end or path_like):
+        sql, args = "SELECT path FROM files WHERE path IN ({})", []
+        if start or end:
+            sql += " AND date IS NOT NULL AND date BETWEEN ? AND ?"
+            args += [start or "0000-00-00", end or "9999-99-99"]
+        if path_like:
+            sql += " AND path LIKE ? ESCAPE '\\'"
+            args.append(path_like)
+        cands = {r[0] for part in _parts(sorted(cands)) for r in conn.execute(sql.format(",".join("?" * len(part))), (*part, *args))}
+    length: dict[str, int] = {}
+    for part in _parts(sorted(cands)):
+        for path, sz in conn.execute("SELECT c.path, d.sz FROM chunks c JOIN chunks_fts_docsize d ON d.id = c.id "
+                                     f"WHERE c.path IN ({','.join('?' * len(part))})", part):
+            length[path] = length.get(path, 0) + _docsize(sz)
+    acc: dict[str, float] = {}
+    for tf in per_term:
+        idf = math.log((n_notes - len(tf) + 0.5) / (len(tf) + 0.5))
+        idf = idf if idf > 0.0 else 1e-6
+        for p, n in tf.items():
+            if p in cands:
+                f = float(n)
+                acc[p] = acc.get(p, 0.0) + idf * ((f * (K1 + 1.0)) / (f + K1 * ((1 - B) + (B * float(length[p])) / avgdl)))
+    return sorted(acc.items(), key=lambda x: (-x[1], x[0]))[:k]
+
+
+def _parts(items: list[str], n: int = 500) -> Iterator[list[str]]:
+    for i in range(0, len(items), n):
+        yield items[i:i + n]
 
 
 # ---- snapshot ------------------------------------------------------------------------------------
@@ -662,6 +818,7 @@ class BM25Index:
                     tokens = seg.kill(gone)
                     state.n_live -= len(gone)
                     state.tokens_live -= tokens
+                    state.version += 1
         if new:
             base = state.segments[0] if state.segments else None
             if base is not None and len(state.segments) >= 1 + MAX_DELTA_SEGMENTS:
@@ -695,6 +852,28 @@ class BM25Index:
             if terms is None:
                 return None
             return state.search(terms, k, start, end)
+
+    def search_notes(self, conn: sqlite3.Connection, query: str, k: int, start: str | None = None,
+                     end: str | None = None) -> list[tuple[str, float]]:
+        """Top-k (note path, whole-note BM25): from memory when the index is in, else from FTS5 (the
+        same answer, so a search does not change while the index loads). FTS5 needs 0.3-0.7 s for
+        common words at 50k chunks, loading the snapshot 0.1-0.3 s: a load under way is waited for
+        (at most LOAD_WAIT_S) first."""
+        if not self.disabled:
+            words = keyword.query_terms(query)
+            for waited in (False, True):
+                with self._lock:
+                    state = self._state
+                    if state is not None:
+                        if self._refresh(conn, state):
+                            return state.search_notes(state.term_ids(self.splitter, words), k, start, end) if words else []
+                        break  # stale: FTS5 answers while it is rebuilt
+                    self.start()
+                    t = self._thread
+                if waited or t is None or not t.is_alive():
+                    break
+                t.join(timeout=LOAD_WAIT_S)
+        return search_notes_fts(conn, query, k, start, end, splitter=self.splitter)
 
     def _refresh(self, conn: sqlite3.Connection, state: State) -> bool:
         # generation AND db_id: a re-created database counts its generations from 0 again

@@ -25,7 +25,7 @@ from ..config import Config
 from ..errors import InvalidInputError, ReMeError
 from ..workspace import Workspace
 from . import catalog, catchup, embedder as emb, keyword, tiers
-from .bm25 import BM25Index, trim_heap
+from .bm25 import BM25Index, search_notes_fts, trim_heap
 from .catalog import index_log
 from .graph import neighbors
 from .sync import CONFLICT_KEY, WALK_LAYERS, SyncReport, apply_changes, walk, wants_chunks
@@ -107,6 +107,7 @@ class Recall:
     """What both recall halves found for one query (chunk id, raw score), best first."""
     keyword: list[tuple[int, float]] = field(default_factory=list)
     vector: list[tuple[int, float]] = field(default_factory=list)
+    notes: list[tuple[str, float]] | None = None  # whole-note BM25 (note path, score), when asked for
     coverage: float | None = None  # share of chunks with a vector; None = no vector half
     embedded: Callable[[int], bool] = lambda cid: False  # noqa: E731 - does this chunk have a vector?
     warnings: list[str] = field(default_factory=list)
@@ -636,9 +637,11 @@ class Index:
         return self._run(fn)
 
     def recall(self, query: str, k: int, start: str | None = None, end: str | None = None,
-               modes: tuple[str, ...] = ("vector", "keyword"), folder: str | None = None) -> Recall:
+               modes: tuple[str, ...] = ("vector", "keyword"), folder: str | None = None,
+               notes: bool = False) -> Recall:
         """Both recall halves for one query: BM25 top-k in this thread while the query is embedded in
-        another, then vector top-k (date range and folder applied to both). Embedding failures leave the
+        another, then vector top-k (date range and folder applied to both); with ``notes`` also the top-k
+        notes by whole-note BM25 (read in the same transaction as the chunks). Embedding failures leave the
         vector half empty with a warning; ``coverage`` is the share of chunks that have a vector now."""
         out = Recall()
         vectors = self._vectors if "vector" in modes else None
@@ -662,6 +665,10 @@ class Index:
                 # a folder filter (the dream's recall over digest/) is answered exactly by FTS5
                 kw = (keyword.search_chunks(conn, query, k, start, end, _like_prefix(folder)) if folder
                       else self._keyword_search(conn, query, k, start, end))
+                if notes:
+                    out.notes = (self._bm25.search_notes(conn, query, k, start, end)
+                                 if self._bm25 is not None and not folder
+                                 else search_notes_fts(conn, query, k, start, end, _like_prefix(folder) if folder else None))
             allowed = None
             if worker is not None and (start or end or folder):
                 sql, args = "SELECT c.id FROM chunks c", []
@@ -675,16 +682,21 @@ class Index:
             return kw, allowed, self._chunk_total(conn)
 
         out.keyword, allowed, total = self._run(keyword_and_filter)
-        if vectors is not None and self.model_id:
-            out.coverage = min(1.0, vectors.count / total) if total else 1.0
-            out.embedded = vectors.__contains__
         if worker is not None:
             worker.join()
-            if "error" in qvec:
-                out.warnings.append(f"vector search unavailable ({qvec['error']}); keyword results only")
-                out.coverage = None
-            elif "v" in qvec:
-                out.vector = vectors.search(qvec["v"], k, allowed)  # type: ignore[union-attr]
+        if "error" in qvec:
+            out.warnings.append(f"vector search unavailable ({qvec['error']}); keyword results only")
+        elif vectors is not None and self.model_id:
+            # one snapshot: vectors that arrive meanwhile (another thread's refresh) must not make a
+            # keyword hit count as embedded when the vector search could not find it (it would lose
+            # its stand-in vector rank), nor change the coverage the ranks are read with
+            with self._rlock:
+                if "v" in qvec:
+                    out.vector = vectors.search(qvec["v"], k, allowed)
+                count = vectors.count
+                have = frozenset([c for c, _ in out.keyword if c in vectors] + [c for c, _ in out.vector])
+            out.coverage = min(1.0, count / total) if total else 1.0
+            out.embedded = have.__contains__
         return out
 
     def rare_term_chunks(self, query: str, max_df: int) -> set[int]:
@@ -729,8 +741,9 @@ class Index:
         return self._run(lambda conn: dict(conn.execute("SELECT hash, MIN(text) FROM chunks GROUP BY hash")))
 
     def set_embeddings(self, vectors: dict[str, Any]) -> None:
-        """Make the embedding cache of the current model hold exactly these {content hash: vector}
-        (benchmarks and tests set a chosen coverage with it; vectors must be L2-normalized)."""
+        """Add these {content hash: vector} to the embedding cache of the current model, announced in
+        vector_log like the embedding worker's (benchmarks and tests raise the coverage with it, a
+        nested subset at a time; vectors must be L2-normalized)."""
         if not self.model_id or self.mode == "ro":
             raise ReMeError("set_embeddings needs a writable index with an embedding model")
 

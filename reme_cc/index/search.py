@@ -17,6 +17,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .tiers import TierOf
 
 RRF_K = 60
+RARE_SHARE = 0.01
 MAX_LIMIT = 100
 MAX_CANDIDATES = 200
 
@@ -28,12 +29,15 @@ class Fusion:
     coverage_aware: while only a share p of the chunks has a vector, a vector rank r among them is
       read as rank r/p among all chunks, and a chunk without a vector takes its keyword rank for the
       vector half too (it is never penalised for not being embedded yet; p = 0 is keyword-only).
-    note: weight of the note-level term: the same fusion over notes (each list ranked by its notes'
-      best chunk) is added to every chunk of the note, so the note the question is about wins.
-    note_rest: notes are ranked for keywords by their best chunk's BM25 plus this share of their
-      other candidate chunks' BM25 (a note that matches in several places counts for more).
+    note: weight of the note-level term: the same fusion over notes is added to every chunk of the
+      note, so the note the question is about wins. Its vector ranking ranks notes by their best
+      chunk; its keyword ranking is a whole-note BM25 (each note one document: its chunks' term
+      frequencies and token counts summed, N/df/avgdl over notes; bm25.search_notes_fts), so a note
+      that matches the question in several chunks outranks one that matches in one.
     rare: a keyword hit holding a query term found in at most this many chunks (an identifier, a
-      hash, a name) is worth at least a first-rank vector hit besides its keyword rank. 0 = off.
+      hash, a name) is worth at least a first-rank vector hit besides its keyword rank; its note
+      too, in the note term, when the term is also in at most RARE_SHARE of all chunks (in 49 cards
+      a word in one card is no identifier of a note: it would count twice there). 0 = off.
     normalized: min-max normalized raw scores instead of ranks (for comparison only).
     """
     vector_weight: float = 0.5
@@ -41,12 +45,11 @@ class Fusion:
     coverage_aware: bool = True
     note: float = 0.0
     rare: int = 0
-    note_rest: float = 0.0
     normalized: bool = False
 
 
 FUSIONS = {
-    "notes": Fusion(note=1.0, rare=3, note_rest=0.3),
+    "notes": Fusion(note=1.0, rare=3),
     "rrf": Fusion(),
     "rrf-0.7": Fusion(vector_weight=0.7, keyword_weight=0.3, coverage_aware=False),  # the seed's rule
     "normalized": Fusion(vector_weight=0.7, keyword_weight=0.3, coverage_aware=False, normalized=True),
@@ -103,32 +106,34 @@ def fuse(index: "Index", query: str, rec: "Recall", rule: Fusion) -> dict[int, t
     aware = (dict(coverage=rec.coverage or 0.0, embedded=rec.embedded)
              if rule.coverage_aware and rec.coverage is not None else {})
     fused = rrf(vec, kw, weights=weights, **aware)
-    if rule.rare and kw and vec:
-        for cid in index.rare_term_chunks(query, rule.rare) & set(kw):
-            s, v, w = fused[cid]
-            bonus = max(0.0, rule.vector_weight / (RRF_K + 1) - v)  # worth a first-rank vector hit
-            fused[cid] = (s + bonus, v, w + bonus)  # a keyword signal: shown in the keyword part
+    rare = index.rare_term_chunks(query, rule.rare) & set(kw) if rule.rare and kw and vec else set()
+    _boost_rare(fused, rare, rule.vector_weight)
     if rule.note and fused:
         paths = index.chunk_paths(list(fused))
-        notes = rrf(_note_ranking(vec, paths), _note_ranking(kw, paths, rec.keyword, rule.note_rest), weights=weights,
+        notes = rrf(_note_ranking(vec, paths), [p for p, _ in rec.notes or ()], weights=weights,
                     **({**aware, "embedded": _note_embedded(rec, paths)} if aware else {}))
+        # the same rule over notes, for a term rare in the workspace as a whole as well
+        note_df = min(rule.rare, int(index.chunk_total() * RARE_SHARE)) if rare else 0
+        note_rare = rare if note_df == rule.rare else index.rare_term_chunks(query, note_df) & rare if note_df else set()
+        _boost_rare(notes, {paths[c] for c in note_rare if c in paths}, rule.vector_weight)
         for cid, (s, v, w) in fused.items():
             ns, nv, nw = notes.get(paths.get(cid), (0.0, 0.0, 0.0))  # type: ignore[call-overload]
             fused[cid] = (s + rule.note * ns, v + rule.note * nv, w + rule.note * nw)
     return fused
 
 
-def _note_ranking(chunks: list[int], paths: dict[int, str], scored: list[tuple[int, float]] | None = None,
-                  rest: float = 0.0) -> list[str]:
-    """Notes in the order of their best chunk in one chunk ranking; with ``rest``, by best raw score
-    plus ``rest`` x the other candidate chunks' scores (a note matching in many places counts more)."""
-    if scored and rest:
-        agg: dict[str, float] = {}
-        for cid, sc in scored:
-            p = paths.get(cid)
-            if p is not None:
-                agg[p] = agg[p] + rest * sc if p in agg else sc
-        return sorted(agg, key=lambda p: (-agg[p], p))
+def _boost_rare(fused: dict[Any, tuple[float, float, float]], keys: Any, vector_weight: float) -> None:
+    """A keyword hit holding a rare query term is worth at least a first-rank vector hit (the bonus
+    is a keyword signal: it is shown in the keyword part)."""
+    for key in keys:
+        if key in fused:
+            s, v, w = fused[key]
+            bonus = max(0.0, vector_weight / (RRF_K + 1) - v)
+            fused[key] = (s + bonus, v, w + bonus)
+
+
+def _note_ranking(chunks: list[int], paths: dict[int, str]) -> list[str]:
+    """Notes in the order of their best chunk in one chunk ranking."""
     seen: dict[str, None] = {}
     for cid in chunks:
         if cid in paths:
@@ -182,7 +187,7 @@ def run_search(index: "Index", query: str, limit: int = 5, min_score: float = 0.
         folder = index.ws.normalize(folder).rstrip("/")
     index.maybe_sync()
     k = min(MAX_CANDIDATES, limit * (10 if tier_of else 5))  # a preference needs candidates beyond the top
-    rec = index.recall(query, k, start, end, modes, folder)
+    rec = index.recall(query, k, start, end, modes, folder, notes=bool(rule.note))
     warnings += rec.warnings
     fused = fuse(index, query, rec, rule)
     ranked = sorted(fused.items(), key=lambda kv: (-kv[1][0], kv[0]))
