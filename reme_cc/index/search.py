@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 RRF_K = 60
 RARE_SHARE = 0.01
+RARE_TOP = 3  # the rare-term rule holds for BM25's own top hits: lower down, a rare word is a coincidence
 MAX_LIMIT = 100
 MAX_CANDIDATES = 200
 
@@ -34,8 +35,9 @@ class Fusion:
       chunk; its keyword ranking is a whole-note BM25 (each note one document: its chunks' term
       frequencies and token counts summed, N/df/avgdl over notes; bm25.search_notes_fts), so a note
       that matches the question in several chunks outranks one that matches in one.
-    rare: a keyword hit holding a query term found in at most this many chunks (an identifier, a
-      hash, a name) is worth at least a first-rank vector hit besides its keyword rank; its note
+    rare: a keyword hit among BM25's top RARE_TOP holding a query term found in at most this many
+      chunks (an identifier, a hash, a name) is worth at least a first-rank vector hit besides its
+      keyword rank (further down, the rest of the question does not match it); its note
       too, in the note term, when the term is also in at most RARE_SHARE of all chunks (in 49 cards
       a word in one card is no identifier of a note: it would count twice there). 0 = off.
     normalized: min-max normalized raw scores instead of ranks (for comparison only).
@@ -106,7 +108,7 @@ def fuse(index: "Index", query: str, rec: "Recall", rule: Fusion) -> dict[int, t
     aware = (dict(coverage=rec.coverage or 0.0, embedded=rec.embedded)
              if rule.coverage_aware and rec.coverage is not None else {})
     fused = rrf(vec, kw, weights=weights, **aware)
-    rare = index.rare_term_chunks(query, rule.rare) & set(kw) if rule.rare and kw and vec else set()
+    rare = index.rare_term_chunks(query, rule.rare) & set(kw[:RARE_TOP]) if rule.rare and kw and vec else set()
     _boost_rare(fused, rare, rule.vector_weight)
     if rule.note and fused:
         paths = index.chunk_paths(list(fused))
