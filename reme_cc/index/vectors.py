@@ -306,8 +306,8 @@ class VectorStore:
                 self._map.madvise(mmap.MADV_DONTNEED)
 
     def search(self, q: np.ndarray, k: int, allowed: list[int] | None = None) -> list[tuple[int, float]]:
-        """Exact top-k by inner product (rows are L2-normalized: cosine), best first, equal scores by
-        chunk id (faiss kept whichever tied row it had added first). One
+        """Exact top-k by inner product (rows are L2-normalized: cosine), best first; equal scores
+        (the same text in several notes) newer chunk first, the order faiss gave them. One
         single-threaded pass (einsum: ~3 ms at 49k x 384; BLAS threads only add barrier waits on a
         shared machine)."""
         with self._lock:
@@ -332,9 +332,9 @@ class VectorStore:
             if not ids_parts:
                 return []
             ids, scores = np.concatenate(ids_parts), np.concatenate(score_parts)
-            if len(ids) > k:  # the k best, and every row tied with the k-th: ties go to the lower chunk id
+            if len(ids) > k:  # the k best, and every row tied with the k-th: ties go to the newer chunk
                 kth = scores[np.argpartition(-scores, k - 1)[k - 1]]
                 top = np.flatnonzero(scores >= kth)
                 ids, scores = ids[top], scores[top]
-            order = np.lexsort((ids, -scores))[:k]
+            order = np.lexsort((-ids, -scores))[:k]
         return [(int(ids[i]), float(scores[i])) for i in order]
