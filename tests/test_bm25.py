@@ -125,7 +125,7 @@ def test_whole_note_scores_identical_to_fts5(corpus_idx, monkeypatch):
     mine = idx._run(lambda c: idx._bm25.search_notes(c, "tariff 关税", 10))
     monkeypatch.undo()
     assert not calls and mine
-    answered = 0
+    answered = in_folder = 0
     for q in _queries() + ["ア・イ tariff", "a・b"]:
         for k in (1, 5, 200):
             fts, mine = _both_notes(idx, q, k)
@@ -134,7 +134,13 @@ def test_whole_note_scores_identical_to_fts5(corpus_idx, monkeypatch):
         for sd, ed in (("2026-02-01", "2026-03-31"), (None, "2026-02-15"), ("2027-01-01", None)):
             fts, mine = _both_notes(idx, q, 25, sd, ed)
             assert mine == fts, (q, sd, ed)
-    assert answered > 150
+        for folder in ("digest", "DIGEST/wiki/", "daily/2026-03-1", "no_such"):  # the integrator's recall over digest/
+            fts = idx._run(lambda c: bm25.search_notes_fts(c, q, 25, path_like=keyword.like_prefix(folder)))
+            mine = idx._run(lambda c: idx._bm25.search_notes(c, q, 25, folder=folder))
+            assert mine == fts, (q, folder)
+            assert all(p.lower().startswith(folder.lower().rstrip("/") + "/") for p, _ in mine)
+            in_folder += bool(mine)
+    assert answered > 150 and in_folder > 80
     # a note's score is its chunks' counts summed: a file split over several chunks is one document
     multi = idx._run(lambda c: c.execute("SELECT path FROM chunks GROUP BY path HAVING COUNT(*) > 2 LIMIT 1").fetchone())
     assert multi is not None

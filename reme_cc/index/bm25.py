@@ -174,6 +174,7 @@ class State:
         self.note_paths: list[str] = []
         self.version = 0  # bumped by every change of the live chunks (the note statistics cache)
         self._note_stats: tuple[int, int, float, np.ndarray] | None = None
+        self._folder_masks: dict[str, tuple[int, np.ndarray]] = {}
 
     @property
     def max_id(self) -> int:
@@ -408,8 +409,20 @@ class State:
         """The distinct FTS5 terms of the query words (``note_terms``) that some chunk holds, as ids."""
         return [t for t in (self.vocab.get(x, -1) for x in note_terms(splitter, words)) if t >= 0]
 
-    def search_notes(self, terms: list[int], k: int, start: str | None, end: str | None) -> list[tuple[str, float]]:
-        """Top-k (note path, whole-note BM25), the arithmetic of ``search_notes_fts`` (bit-identical)."""
+    def notes_below(self, folder: str) -> np.ndarray:
+        """Mask of the note ids below ``folder``, cached per version (the integrator asks often)."""
+        pre = folder.rstrip("/").translate(_ASCII_LOWER) + "/"
+        got = self._folder_masks.get(pre)
+        if got is None or got[0] != self.version:
+            paths = self.note_paths
+            got = self._folder_masks[pre] = (self.version, np.fromiter(
+                (p[:len(pre)].translate(_ASCII_LOWER) == pre for p in paths), bool, len(paths)))
+        return got[1]
+
+    def search_notes(self, terms: list[int], k: int, start: str | None, end: str | None,
+                     folder: str | None = None) -> list[tuple[str, float]]:
+        """Top-k (note path, whole-note BM25), the arithmetic of ``search_notes_fts`` (bit-identical);
+        ``folder`` keeps the notes below it (as SQL's ``LIKE 'folder/%'``: ASCII case-insensitive)."""
         n_notes, _avgdl, kpart = self.note_stats()
         if not n_notes or k <= 0:
             return []
@@ -440,6 +453,8 @@ class State:
                 sel = seg.live & (seg.date_idx >= r_lo) & (seg.date_idx < r_hi)
                 ok[seg.note_of[sel]] = True  # type: ignore[index]
             acc[~ok] = 0.0
+        if folder:
+            acc[~self.notes_below(folder)] = 0.0
         pos = np.flatnonzero(acc > 0.0)
         if len(pos) > k:
             vals = acc[pos]
@@ -448,6 +463,9 @@ class State:
         paths = self.note_paths
         return sorted(((paths[i], s) for i, s in zip(pos.tolist(), acc[pos].tolist())), key=lambda x: (-x[1], x[0]))[:k]
 
+
+
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")  # LIKE folds ASCII only
 
 
 class _Stopped(Exception):
@@ -854,7 +872,7 @@ class BM25Index:
             return state.search(terms, k, start, end)
 
     def search_notes(self, conn: sqlite3.Connection, query: str, k: int, start: str | None = None,
-                     end: str | None = None) -> list[tuple[str, float]]:
+                     end: str | None = None, folder: str | None = None) -> list[tuple[str, float]]:
         """Top-k (note path, whole-note BM25): from memory when the index is in, else from FTS5 (the
         same answer, so a search does not change while the index loads). FTS5 needs 0.3-0.7 s for
         common words at 50k chunks, loading the snapshot 0.1-0.3 s: a load under way is waited for
@@ -866,14 +884,15 @@ class BM25Index:
                     state = self._state
                     if state is not None:
                         if self._refresh(conn, state):
-                            return state.search_notes(state.term_ids(self.splitter, words), k, start, end) if words else []
+                            return (state.search_notes(state.term_ids(self.splitter, words), k, start, end, folder)
+                                    if words else [])
                         break  # stale: FTS5 answers while it is rebuilt
                     self.start()
                     t = self._thread
                 if waited or t is None or not t.is_alive():
                     break
                 t.join(timeout=LOAD_WAIT_S)
-        return search_notes_fts(conn, query, k, start, end, splitter=self.splitter)
+        return search_notes_fts(conn, query, k, start, end, keyword.like_prefix(folder) if folder else None, self.splitter)
 
     def _refresh(self, conn: sqlite3.Connection, state: State) -> bool:
         # generation AND db_id: a re-created database counts its generations from 0 again

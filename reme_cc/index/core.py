@@ -393,7 +393,7 @@ class Index:
                 for sub, st in walk_under(self.ws.root, rel).items():
                     todo[sub] = st
                 for sub in self._run(lambda c: [r[0] for r in c.execute(
-                        "SELECT path FROM files WHERE path LIKE ? ESCAPE '\\'", (_like_prefix(rel),))]):
+                        "SELECT path FROM files WHERE path LIKE ? ESCAPE '\\'", (keyword.like_prefix(rel),))]):
                     todo.setdefault(sub, None)
                 continue
             if not rel.startswith(("daily/", "digest/", "resource/", "session/")) or os.path.basename(rel).startswith("."):
@@ -404,7 +404,7 @@ class Index:
             except FileNotFoundError:
                 todo[rel] = None
                 for sub in self._run(lambda c: [r[0] for r in c.execute(
-                        "SELECT path FROM files WHERE path LIKE ? ESCAPE '\\'", (_like_prefix(rel),))]):
+                        "SELECT path FROM files WHERE path LIKE ? ESCAPE '\\'", (keyword.like_prefix(rel),))]):
                     todo.setdefault(sub, None)
         if only_changed and todo:
             stats, stale = self._run(self._catalog_snapshot)
@@ -663,12 +663,11 @@ class Index:
             kw: list[tuple[int, float]] = []
             if "keyword" in modes:
                 # a folder filter (the dream's recall over digest/) is answered exactly by FTS5
-                kw = (keyword.search_chunks(conn, query, k, start, end, _like_prefix(folder)) if folder
+                kw = (keyword.search_chunks(conn, query, k, start, end, keyword.like_prefix(folder)) if folder
                       else self._keyword_search(conn, query, k, start, end))
                 if notes:
-                    out.notes = (self._bm25.search_notes(conn, query, k, start, end)
-                                 if self._bm25 is not None and not folder
-                                 else search_notes_fts(conn, query, k, start, end, _like_prefix(folder) if folder else None))
+                    out.notes = (self._bm25.search_notes(conn, query, k, start, end, folder) if self._bm25 is not None
+                                 else search_notes_fts(conn, query, k, start, end, keyword.like_prefix(folder) if folder else None))
             allowed = None
             if worker is not None and (start or end or folder):
                 sql, args = "SELECT c.id FROM chunks c", []
@@ -677,7 +676,7 @@ class Index:
                     args += [start or "0000-00-00", end or "9999-99-99"]
                 if folder:
                     sql += (" AND" if args else " WHERE") + " c.path LIKE ? ESCAPE '\\'"
-                    args.append(_like_prefix(folder))
+                    args.append(keyword.like_prefix(folder))
                 allowed = [r[0] for r in conn.execute(sql, args)]
             return kw, allowed, self._chunk_total(conn)
 
@@ -816,7 +815,7 @@ class Index:
 
         def q(conn: sqlite3.Connection) -> list[LinkRecord]:
             if prefix:
-                pat = _like_prefix(target)
+                pat = keyword.like_prefix(target)
                 rows = conn.execute(
                     "SELECT * FROM links WHERE resolved_path LIKE ? ESCAPE '\\' OR (resolved_path IS NULL AND target LIKE ? ESCAPE '\\') "
                     "ORDER BY source, line", (pat, pat)).fetchall()
@@ -917,11 +916,6 @@ def _open_rw(metadata: Any) -> sqlite3.Connection:
     conn = sqlite3.connect(metadata / catalog.DB_NAME, timeout=10.0, isolation_level=None, check_same_thread=False)
     conn.execute("PRAGMA busy_timeout=10000")
     return conn
-
-
-def _like_prefix(folder: str) -> str:
-    esc = folder.rstrip("/").replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
-    return esc + "/%"
 
 
 def _link(r: tuple) -> LinkRecord:

@@ -110,6 +110,12 @@ def match_expression(query: str) -> str | None:
     return " OR ".join('"' + t.replace('"', '""') + '"' for t in seen)
 
 
+def like_prefix(folder: str) -> str:
+    """The escaped LIKE pattern of the paths below ``folder`` (``ESCAPE '\\'``)."""
+    esc = folder.rstrip("/").replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return esc + "/%"
+
+
 def search_chunks(
     conn: sqlite3.Connection, query: str, k: int, start_date: str | None = None, end_date: str | None = None,
     path_like: str | None = None,
