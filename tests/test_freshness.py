@@ -99,6 +99,26 @@ def test_a_large_burst_is_indexed_in_the_background_and_ends_equal_to_a_reindex(
     assert ours == theirs and len(ours) == 121
 
 
+def test_status_says_while_a_burst_is_indexed_in_the_background(ws, watched, monkeypatch):
+    import reme_cc.index.core as index_mod
+
+    monkeypatch.setattr(index_mod, "INLINE_FILES", 20)
+    watched.search("alpha")
+    other = Index(ws, Config.load(ws.root), background_embedding=False)
+    try:
+        with other._writer:  # another process is writing: the burst's indexer waits for the lock
+            for i in range(40):
+                (ws.root / "daily" / f"c-{i}.md").write_text(f"# {i}\nmarmot {i}\n", encoding="utf-8")
+            watched.update_paths([f"daily/c-{i}.md" for i in range(40)])  # one batch of 40 (> INLINE_FILES)
+            assert watched.search("marmot").results == []  # answered from the index as it was, not blocked
+            text = StatusResult(status=watched.status()).text()
+            assert "indexing 40 changed files in the background (search answers from the index as it was" in text
+        assert until(lambda: len(watched.search("marmot", limit=50).results) == 40, timeout=120)
+        assert "in the background" not in StatusResult(status=watched.status()).text()
+    finally:
+        other.close()
+
+
 def test_filesystem_type_and_remote_detection(tmp_path):
     info = "\n".join([
         "22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw",
