@@ -151,7 +151,7 @@ def first_search(root: Path, embedding: str, query: str, spawns: int, argv: list
 
 def spaced_and_back_to_back(srv: Server, qs: list[str], spaced: int, gap: float = 1.1) -> dict:
     for q in qs[:5]:
-        srv.search(q)  # warm: model, faiss, BM25 snapshot
+        srv.search(q)  # warm: model, vector file, BM25 snapshot
     b2b = [srv.search(q)[0] for q in qs]
     sp = []
     for q in qs[:spaced]:

@@ -3,8 +3,8 @@
     python bench/latency.py [--files 10000 --scale 2] [--queries 200] [--prepare]
 
 --prepare builds what run.py would (corpus, BM25 reindex, random unit vectors for every chunk so the
-faiss half has the full ~50k rows; the query embedding itself is real). Then it prints the hybrid
-search p50/p95 (limit 5, with expansion) and its parts: query embedding, BM25 recall, faiss search,
+vector half has the full ~50k rows; the query embedding itself is real). Then it prints the hybrid
+search p50/p95 (limit 5, with expansion) and its parts: query embedding, BM25 recall, vector top-k,
 expansion, and the 1-second freshness walk (sync with nothing changed, and with one file edited).
 --keyword fts5 runs the keyword half on FTS5's bm25() (the path before the numpy index) for a before/after.
 """
@@ -107,13 +107,13 @@ def main() -> None:
         fig["bm25_load"] = dict(idx._bm25.last_build, wall_s=round(time.perf_counter() - t, 3))
     fig["keyword"] = a.keyword
     qs = queries_for(a.queries)
-    idx.search(qs[0])  # warm: model, faiss, jieba
+    idx.search(qs[0])  # warm: model, vector file, jieba
     fig["chunks"] = idx._run(lambda c: c.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
     fig["vectors"] = idx._vectors.count
     model = idx._get_embedder("query")
 
     parts: dict[str, list[float]] = {k: [] for k in ("hybrid", "bm25_only", "no_expansion", "embed", "bm25_sql", "bm25_numpy",
-                                                     "faiss", "expand")}
+                                                     "vectors", "expand")}
     CPU.clear()
     for q in qs:
         idx._last_sync = time.monotonic()  # the freshness walk is measured on its own below
@@ -131,7 +131,7 @@ def main() -> None:
     qv = model.query(qs[0])
     hits = run_search(idx, qs[0], 5, expand=False).results
     for _ in qs[:100]:
-        parts["faiss"].append(ms(lambda: idx._vectors.search(qv, 25)))
+        parts["vectors"].append(ms(lambda: idx._vectors.search(qv, 25)))
         parts["expand"].append(ms(lambda: idx._run(lambda c: neighbors(c, [h.path for h in hits]))))
     fig["ms"] = {k: {"p50": pct(v, .5), "p95": pct(v, .95)} for k, v in parts.items() if v}
     fig["rss_mb"] = round(rss_mb(), 1)

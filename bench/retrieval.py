@@ -165,7 +165,7 @@ def run_set(name: str, files: dict[str, str], queries: list[tuple[str, set[str]]
             vectors = cached_vectors(idx.model_id or "", chunks, config, log)
             for cov in a.coverages:
                 idx.set_embeddings({h: vectors[h] for h in subset(sorted(chunks), cov)})
-                # the single modes are the raw rankings (BM25 over chunks; faiss), without note-level terms
+                # the single modes are the raw rankings (BM25 over chunks; the exact vector top-k), without note-level terms
                 modes = {"keyword": {"modes": ("keyword",), "fusion": "rrf"}, "vector": {"modes": ("vector",), "fusion": "rrf"}}
                 modes.update({f: {"fusion": f} for f in fusions})
                 table = {}
