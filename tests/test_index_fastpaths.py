@@ -130,10 +130,15 @@ def test_vector_search_from_the_shared_file_matches_brute_force(tmp_path):
     allowed = list(range(1000, 3001))
     want = [int(i) + 1 for i in np.argsort(-(x @ q)) if i + 1 >= 1000][:5]
     assert [i for i, _ in store.search(q, 5, allowed)] == want
+    narrow = list(range(10, 60))  # a narrow filter (a folder): only its rows are scored
+    want = [int(i) + 1 for i in np.argsort(-(x @ q)) if 10 <= i + 1 < 60][:5]
+    assert [i for i, _ in store.search(q, 5, narrow)] == want
     conn.execute("DELETE FROM chunks WHERE id = 18")
     catalog.bump_generation(conn)
     store.refresh(conn, catalog.generation(conn))
     assert 18 not in store and store.count == 2999 and store.search(q, 1)[0][0] != 18
+    want = [int(i) + 1 for i in np.argsort(-(x @ q)) if i + 1 != 18][:10]  # a masked row among the scored
+    assert [i for i, _ in store.search(q, 10)] == want
     other = VectorStore(tmp_path, "m", None)  # another window: maps the file, fetches the rest
     other.refresh(conn, catalog.generation(conn))
     assert other.count == 2999 and other.search(q, 10) == store.search(q, 10)
