@@ -116,7 +116,12 @@ def fuse(index: "Index", query: str, rec: "Recall", rule: Fusion) -> dict[int, t
                     **({**aware, "embedded": _note_embedded(rec, paths)} if aware else {}))
         # the same rule over notes, for a term rare in the workspace as a whole as well
         note_df = min(rule.rare, int(index.chunk_total() * RARE_SHARE)) if rare else 0
-        note_rare = rare if note_df == rule.rare else index.rare_term_chunks(query, note_df) & rare if note_df else set()
+        if note_df == rule.rare:  # rare in the workspace too: the chunks found above
+            note_rare = rare
+        elif note_df:  # a small workspace: only terms in fewer chunks count
+            note_rare = index.rare_term_chunks(query, note_df) & rare
+        else:
+            note_rare = set()
         _boost_rare(notes, {paths[c] for c in note_rare if c in paths}, rule.vector_weight)
         for cid, (s, v, w) in fused.items():
             ns, nv, nw = notes.get(paths.get(cid), (0.0, 0.0, 0.0))  # type: ignore[call-overload]
