@@ -465,6 +465,33 @@ def test_traverse_walks_the_team_memory(ctx, ws, tmp_path, monkeypatch):
         run(ctx, "traverse", seeds=[".reme/digest/wiki/a.md"])
 
 
+def test_a_team_hit_can_be_read_at_the_path_search_shows(ctx, ws, tmp_path, monkeypatch):
+    """search shows a team note as `.reme/…`; the file tools open it there (read-only), with the
+    prefix kept in what they return, and say so when there is no team memory."""
+    repo = git_init(tmp_path / "shop")
+    team = repo / ".reme" / "digest" / "procedure"
+    team.mkdir(parents=True)
+    (team / "deploy.md").write_text("---\nname: deploy\ndescription: team deploy\n---\nShip with `make ship-otter`.\n")
+    monkeypatch.chdir(repo)
+    hit = run(ctx, "search", query="ship-otter").results[0]
+    shown = ".reme/" + hit.path
+    assert f"team memory: {shown}" in run(ctx, "search", query="ship-otter").text()
+    got = run(ctx, "read", path=shown, start_line=hit.start_line, end_line=hit.end_line)
+    assert got.path == shown and "make ship-otter" in got.content
+    assert run(ctx, "stat", path=shown).path == shown
+    assert run(ctx, "frontmatter_read", path=shown).description == "team deploy"
+    listed = run(ctx, "list", path=".reme/digest", recursive=True)
+    assert listed.path == ".reme/digest" and shown in {e.path for e in listed.entries}
+    assert ".reme/digest" in {e.path for e in run(ctx, "list", path=".reme").entries}
+    with pytest.raises(ReMeError, match=r"team memory \.reme/: digest/procedure/gone\.md does not exist"):
+        run(ctx, "read", path=".reme/digest/procedure/gone.md")
+    with pytest.raises(ReMeError, match="outside the memory layers"):  # writes stay refused
+        run(ctx, "write", path=shown, content="x")
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ReMeError, match="no team memory"):
+        run(ctx, "read", path=shown)
+
+
 def test_personal_workspace_inside_the_repository_is_not_a_team_memory(ctx, ws, tmp_path, monkeypatch):
     from reme_cc.config import Config
     from reme_cc.workspace import Workspace

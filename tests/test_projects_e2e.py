@@ -94,3 +94,28 @@ def test_session_in_project_alpha_recalls_alphas_fact_first(fake_api, tmp_path):
         assert not leftover_processes(run.run_id)
     finally:
         kill_leftovers(run.run_id)
+
+
+def test_a_team_memory_hit_is_read_through_the_plugin_at_the_path_it_shows(fake_api, tmp_path):
+    """In a repository with a committed .reme/, Claude searches, then reads the team hit with the
+    plugin's `read` at the `.reme/…` path the search showed."""
+    repo = pc.git_init(tmp_path / "code" / "shop")
+    team = repo / ".reme" / "digest" / "procedure"
+    team.mkdir(parents=True)
+    (team / "release.md").write_text("---\nname: release\ndescription: how the shop is released\n---\n"
+                                     "Release with `make ship-narwhal`, then tag the commit.\n")
+    shown = lambda req: re.search(r"team memory: (\.reme/\S+\.md)", req.tool_results(last_only=True)[0].text)  # noqa: E731
+    fake_api.rule(all_of(is_main, tool_result_for(T + "read")),
+                  lambda req: text(req.tool_results(last_only=True)[0].text))
+    fake_api.rule(all_of(is_main, tool_result_for(T + "search")),
+                  lambda req: tool_use(T + "read", {"path": shown(req).group(1)}) if shown(req) else text("no team hit"))
+    fake_api.rule(is_main, tool_use(T + "search", {"query": "ship-narwhal", "limit": 3}))
+    opts = {"workspace": str(tmp_path / "ws"), "embedding": "none", "record": False, "auto_dream": False}
+    run = run_claude("how do we release?", api=fake_api, home=tmp_path / "home", cwd=repo, plugin_options=opts)
+    try:
+        assert run.rc == 0, run
+        (read,) = fake_api.tool_results(T + "read")
+        assert not read.is_error, read.text
+        assert "make ship-narwhal" in read.text and "make ship-narwhal" in run.result
+    finally:
+        kill_leftovers(run.run_id)

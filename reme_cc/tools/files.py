@@ -25,6 +25,7 @@ from ..notes.store import size_text as _size
 from ..notes.text import looks_binary
 from ..workspace import Workspace
 from . import Context, Params, ToolResult, tool
+from .recall_scope import team_readable
 
 READ_MAX_BYTES = 256 * 1024  # one read returns at most this much text; page with start_line/end_line
 READ_MAX_LINE_CHARS = 20_000  # a single longer line is cut (minified JSON, base64 blobs)
@@ -55,7 +56,7 @@ def _mtime(ts: float) -> str:
 
 # ---- read -----------------------------------------------------------------------------------------
 class ReadParams(Params):
-    path: str = Field(description="Workspace-relative path of a text file, e.g. daily/2026-06-20/notes.md")
+    path: str = Field(description="Workspace-relative path of a text file, e.g. daily/2026-06-20/notes.md (a team memory hit: .reme/… as shown)")
     start_line: int | None = Field(None, ge=1, description="First line to return (1-based, inclusive)")
     end_line: int | None = Field(None, ge=1, description="Last line to return (1-based, inclusive)")
     pages: str | None = Field(None, description='PDF only: the pages to return, e.g. "12" or "3-5" (instead of lines)')
@@ -119,6 +120,7 @@ def _count_lines(path: Path, size: int) -> int:
     idempotent=True,
     positional=("path",),
 )
+@team_readable
 def read(ctx: Context, params: ReadParams) -> ReadResult:
     ws = ctx.workspace
     norm, path = ws.existing_file(params.path)
@@ -430,6 +432,7 @@ def _summary(path: Path) -> tuple[str | None, str | None]:
     idempotent=True,
     positional=("path",),
 )
+@team_readable
 def list_files(ctx: Context, params: ListParams) -> ListResult:
     ws = ctx.workspace
     norm, root = _existing(ws, params.path, allow_root=True)
@@ -515,6 +518,7 @@ class StatResult(ToolResult):
     idempotent=True,
     positional=("path",),
 )
+@team_readable
 def stat(ctx: Context, params: PathParams) -> StatResult:
     norm, p = _existing(ctx.workspace, params.path, allow_root=True)
     st = p.stat()
@@ -591,6 +595,7 @@ def _jsonable(value: Any) -> Any:
     idempotent=True,
     positional=("path",),
 )
+@team_readable
 def frontmatter_read(ctx: Context, params: PathParams) -> FrontmatterResult:
     norm, path = ctx.workspace.existing_file(params.path)
     with open(path, "rb") as fh:
@@ -687,6 +692,7 @@ def _image_mime(path: str, head: bytes) -> str | None:
     idempotent=True,
     positional=("path",),
 )
+@team_readable
 def read_image(ctx: Context, params: ReadImageParams) -> ImageResult:
     norm, path = ctx.workspace.existing_file(params.path)
     size = path.stat().st_size

@@ -9,10 +9,12 @@ project and its workspace.
 
 from __future__ import annotations
 
+import functools
 import os
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any, Callable, TypeVar
 
+from ..errors import NotFoundError, ReMeError
 from ..index.catalog import generation
 from ..index.tiers import order_by_tier
 from ..index.readonly import known_projects
@@ -117,15 +119,43 @@ def project_status(ctx: Context) -> dict[str, Any]:
     return out
 
 
+def _team(ctx: Context) -> Context:
+    team, problem = team_context(ctx)
+    if team is None:
+        raise NotFoundError(problem or f"there is no team memory ({TEAM_PREFIX}) in the repository of {session_cwd()}")
+    return team
+
+
+R = TypeVar("R")
+
+
+def team_readable(fn: Callable[[Context, Any], R]) -> Callable[[Context, Any], R]:
+    """Let a read-only file tool open the repository's team memory: a ``path`` written ``.reme/…``, as
+    search hits show team notes, is read in the team workspace, and the result's paths (``path``, and
+    each entry's of a listing) carry the prefix again, so they can be cited and read back as shown."""
+    @functools.wraps(fn)
+    def run(ctx: Context, params: Any) -> R:
+        rel = params.path.strip().rstrip("/")
+        if rel != TEAM_DIR and not rel.startswith(TEAM_PREFIX):
+            return fn(ctx, params)
+        team = _team(ctx)
+        try:
+            result = fn(team, params.model_copy(update={"path": rel[len(TEAM_PREFIX):]}))
+        except ReMeError as exc:  # its message names the path inside .reme/
+            raise type(exc)(f"team memory {TEAM_PREFIX}: {exc}") from None
+        prefixed = lambda r: r.model_copy(update={"path": TEAM_PREFIX + r.path if r.path else TEAM_DIR})  # noqa: E731
+        if hasattr(result, "entries"):
+            result = result.model_copy(update={"entries": [prefixed(e) for e in result.entries]})
+        return prefixed(result)
+
+    return run
+
+
 def team_graph(ctx: Context, seeds: list[str], depth: int, direction: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """``traverse`` over the team memory for ``.reme/…`` seeds; paths come back with the prefix."""
     from dataclasses import asdict
 
-    from ..errors import NotFoundError
-
-    team, problem = team_context(ctx)
-    if team is None:
-        raise NotFoundError(problem or f"there is no team memory ({TEAM_PREFIX}) in the repository of {session_cwd()}")
+    team = _team(ctx)
     graph = team.index.traverse([s[len(TEAM_PREFIX):] for s in seeds], depth, direction)
     nodes = [{**asdict(n), "path": TEAM_PREFIX + n.path} for n in graph.nodes]
     edges = [{**asdict(e), "source": TEAM_PREFIX + e.source, "target": TEAM_PREFIX + e.target} for e in graph.edges]
