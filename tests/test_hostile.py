@@ -507,6 +507,23 @@ def test_hard_links_pointing_out(pg, tool):
         pg.reset()
 
 
+def test_a_hard_link_is_never_searchable_and_status_says_why(pg):
+    """What read refuses, search must not show either: a hard-linked file is catalogued (list shows it,
+    without its frontmatter) but not indexed, and status names it with what to do."""
+    run = lambda tool, **a: all_tools()[tool].run(pg.ctx, a)  # noqa: E731
+    assert "resource/hard.md" not in {h.path for h in run("search", query="hard body text", limit=20).results}
+    (entry,) = [e for e in run("list", path="resource").entries if e.path == "resource/hard.md"]
+    assert entry.name is None
+    status = run("status").text()
+    assert "other hard links" in status and "resource/hard.md" in status and "put a copy there" in status
+    os.unlink(pg.ws.root / "resource/hard.md")  # replaced by a copy: searchable once the index sees it
+    shutil.copy(pg.outside / "hard.md", pg.ws.root / "resource/hard.md")
+    pg.ctx.index.sync()
+    assert "resource/hard.md" in {h.path for h in run("search", query="hard body text", limit=20).results}
+    assert "other hard links" not in run("status").text()
+    pg.reset()
+
+
 # ---- hostile transcripts ------------------------------------------------------------------------
 HOOK = REPO / "hooks" / "reme_hook.py"
 SYSTEM_PYTHON = shutil.which("python3") or sys.executable

@@ -28,7 +28,7 @@ from . import catalog, catchup, embedder as emb, keyword, tiers
 from .bm25 import BM25Index, search_notes_fts, trim_heap
 from .catalog import index_log
 from .graph import neighbors
-from .sync import CONFLICT_KEY, WALK_LAYERS, SyncReport, apply_changes, walk, wants_chunks
+from .sync import CONFLICT_KEY, HARD_LINK_KEY, WALK_LAYERS, SyncReport, apply_changes, walk, wants_chunks
 from .vectors import VectorStore
 from .watch import Watcher
 
@@ -856,6 +856,9 @@ class Index:
 
         def q(conn: sqlite3.Connection) -> dict[str, Any]:
             one = lambda sql, *a: conn.execute(sql, a).fetchone()[0]  # noqa: E731
+            unindexed = lambda key: [r[0] for r in conn.execute(  # noqa: E731  (files kept out of search, and why)
+                "SELECT path FROM files WHERE indexed=0 AND json_valid(extra) AND "
+                f"json_type(extra, '$.{key}') IS NOT NULL ORDER BY path")]
             size = sum(f.stat().st_size for f in self.metadata.glob("index.sqlite*") if f.is_file())
             vec_size = sum(f.stat().st_size for f in self.metadata.glob("vectors-*") if f.is_file())
             return {
@@ -873,9 +876,8 @@ class Index:
                 "generation": catalog.generation(conn),
                 "keyword_index": self._bm25.info() if self._bm25 is not None else {"ready": False, "disabled": "fts5 only"},
                 "last_sync": catalog.get_meta(conn, "last_sync"),
-                "conflicts": [r[0] for r in conn.execute(
-                    "SELECT path FROM files WHERE indexed=0 AND json_valid(extra) AND "
-                    f"json_type(extra, '$.{CONFLICT_KEY}') IS NOT NULL ORDER BY path")],
+                "conflicts": unindexed(CONFLICT_KEY),
+                "hard_linked": unindexed(HARD_LINK_KEY),
                 "freshness": self.freshness(),
                 "rss_mb": round(rss_mb(), 1),
             }

@@ -29,6 +29,7 @@ TEXT_EXT = {
 }
 MAX_INDEX_BYTES = 8 * 1024 * 1024  # larger files are catalogued but not chunked
 CONFLICT_KEY = "conflict_markers"  # in files.extra: line numbers of unresolved git conflicts
+HARD_LINK_KEY = "hard_links"  # in files.extra: the link count of a file that has other hard links
 BATCH = 200
 PARALLEL_MIN = 300  # files; below this a pool costs more than it saves
 _DATE_IN_PATH = re.compile(r"(?:^|/)(\d{4}-\d{2}-\d{2})(?:[/.]|$)")
@@ -152,9 +153,16 @@ def prepare(ws_root: Path, path: str, stat: tuple[int, int], config: Config) -> 
         out.date = file_date(path, {}, mtime_ns)
         return out
     try:
-        data = (ws_root / path).read_bytes()
+        with open(ws_root / path, "rb") as fh:
+            links = os.fstat(fh.fileno()).st_nlink
+            data = fh.read() if links == 1 else b""
     except OSError:
         out.vanished = True  # gone between walk and read: apply_changes treats it as deleted
+        return out
+    if links > 1:  # may be a file anywhere on the disk (Workspace.existing_file): listed, never shown
+        out.indexed = False
+        out.extra = json.dumps({HARD_LINK_KEY: links})
+        out.date = file_date(path, {}, mtime_ns)
         return out
     out.hash = hashlib.sha256(data).hexdigest()
     if path.lower().endswith(DOCUMENT_EXTS):

@@ -415,6 +415,8 @@ class ListResult(ToolResult):
 def _summary(path: Path) -> tuple[str | None, str | None]:
     try:
         with open(path, "rb") as fh:
+            if os.fstat(fh.fileno()).st_nlink > 1:  # may be a file outside (Workspace.existing_file)
+                return None, None
             head = fh.read(16 * 1024).decode("utf-8", errors="replace")
     except OSError:
         return None, None

@@ -47,6 +47,9 @@ class StatusResult(ToolResult):
         conflicts = [*s.get("conflicts", []), *(f".reme/{p}" for p in project.get("team_conflicts", []))]
         if conflicts:
             lines.append(f"merge conflicts (not searchable until resolved): {', '.join(conflicts)}")
+        if s.get("hard_linked"):
+            lines.append("not searchable, other hard links (the file may be anywhere on the disk; put a copy there "
+                         f"instead of a link): {', '.join(s['hard_linked'])}")
         usage = s.get("usage") or {}
         for agent, row in sorted((k, v) for k, v in usage.items() if isinstance(v, dict)):
             cap = ""
