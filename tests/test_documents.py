@@ -48,6 +48,35 @@ def test_pdf_pages_chinese_and_tables_are_extracted_and_cached(ctx):
         mod._run_child = orig
 
 
+def test_the_extraction_cache_follows_the_documents(ctx):
+    """Each version of a document leaves an extraction in metadata/extract/; once the file changes or
+    goes, its old entries are pruned (after a grace period for a process that just extracted)."""
+    import os
+    import time
+
+    ws, cache = ctx.workspace, ctx.workspace.root / documents.CACHE_DIR
+    pdf = make.report_pdf(ws.root / "resource/r.pdf", pages=1)
+    ctx.index.sync()
+    first = {p.stem for p in cache.glob("*.json")}
+    make.report_pdf(pdf, pages=2)  # a new version
+    ctx.index.sync()
+    assert len(list(cache.glob("*.json"))) == 2  # the old one is too young to go
+    aged = time.time() - 3600
+    for p in cache.glob("*.json"):
+        os.utime(p, (aged, aged))
+    pdf.write_bytes(make.report_pdf(ws.root / "resource/tmp.pdf", pages=3).read_bytes())
+    (ws.root / "resource/tmp.pdf").unlink()
+    ctx.index.sync()
+    left = {p.stem for p in cache.glob("*.json")}
+    assert not left & first and len(left) == 1  # only the current version's
+    assert "第" in call(ctx, "read", path="resource/r.pdf").content
+    pdf.unlink()
+    for p in cache.glob("*.json"):
+        os.utime(p, (aged, aged))
+    ctx.index.sync()
+    assert not list(cache.glob("*.json"))
+
+
 def test_search_finds_a_pdf_passage_with_its_page_and_read_follows_it(ctx):
     ws = ctx.workspace
     rel = "resource/2026-06-20/catl-report.pdf"

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
 
 from ..config import Config
-from ..notes.documents import DOCUMENT_EXTS, MAX_DOCUMENT_BYTES, text_view
+from ..notes.documents import DOCUMENT_EXTS, MAX_DOCUMENT_BYTES, prune_cache, text_view
 from . import keyword
 from .catalog import bump_generation, set_meta, transaction
 
@@ -380,3 +380,6 @@ def apply_changes(
             set_meta(conn, "last_sync", _dt.datetime.now().isoformat(timespec="seconds"))
         if progress:
             progress(done, total)
+    if any(p.lower().endswith(DOCUMENT_EXTS) for p in todo):  # a document changed or went: its old text too
+        prune_cache(ws_root, {r[0] for r in conn.execute(
+            "SELECT hash FROM files WHERE hash IS NOT NULL AND (lower(path) LIKE '%.pdf' OR lower(path) LIKE '%.docx')")})

@@ -12,8 +12,8 @@ Extraction runs in a child process with a CPU, memory and wall-clock bound (a PD
 report or a file still being written can cost at most that, never hang or crash the MCP server, a
 hook or the dream). Its result -- text or the reason there is none (encrypted, no text layer,
 damaged, not a Word document, too slow, too big) -- is cached under ``metadata/extract/`` keyed by
-the content hash, so an unchanged file is never extracted twice, whoever asks first. The cache
-holds the raw text; ``text_view`` redacts secrets on the way out (before any text reaches the index,
+the content hash, so an unchanged file is never extracted twice, whoever asks first, and pruned when
+a sync changes or removes documents (``prune_cache``). The cache holds the raw text; ``text_view`` redacts secrets on the way out (before any text reaches the index,
 a tool result or a model), so a change of the redaction patterns needs no re-extraction.
 """
 
@@ -82,6 +82,28 @@ def extract(ws_root: Path, path: str, data: bytes, sha256: str | None = None) ->
     except OSError:
         pass  # a read-only workspace still gets the text, only not cached
     return result
+
+
+def prune_cache(ws_root: Path, keep: set[str], min_age_s: float = 600.0) -> int:
+    """Delete cached extractions of content no file has any more (``keep``: the documents' current
+    hashes), so the cache follows the documents instead of growing with every version. Entries younger
+    than ``min_age_s`` stay: another process may have just extracted a file it has not indexed yet."""
+    import time
+
+    removed, now = 0, time.time()
+    try:
+        entries = list(os.scandir(Path(ws_root) / CACHE_DIR))
+    except OSError:
+        return 0
+    for entry in entries:
+        sha, ext = os.path.splitext(entry.name)
+        try:
+            if ext == ".json" and sha not in keep and now - entry.stat().st_mtime > min_age_s:
+                os.unlink(entry.path)
+                removed += 1
+        except OSError:
+            continue  # gone already, or a read-only workspace
+    return removed
 
 
 def _run_child(kind: str, data: bytes) -> Extraction:
