@@ -21,8 +21,9 @@ Prints one JSON object:
 * ``backlog``: with ``--backlog N`` chunks left without vectors, spaced searches while they are being
   embedded (the real model), against spaced searches with no backlog, and the embedding rate.
 
-``--before DIR`` measures first search (through the launcher), idle server and four servers with
-another checkout's code too, in the same run, and prints the ratios after/before.
+``--before DIR`` measures first search (through the launcher), idle server, four servers and the
+keyword search (alternating with ours, round by round) with another checkout's code too, in the same
+run, and prints the ratios after/before.
 
 Wall times on a shared 2-core machine are noisy: the load average is printed at start and end.
 """
@@ -210,41 +211,77 @@ def four_servers(root: Path, embedding: str, q: str, code: Path | None = None) -
             "peak_rss_mb_max": max(m["hwm_mb"] for m in mems), "each": mems}
 
 
-def keyword_vs_remeai(root: Path, qs: list[str], remeai_python: str) -> dict:
-    from reme_cc.config import Config
-    from reme_cc.index import Index
-    from reme_cc.index.search import run_search
-    from reme_cc.workspace import Workspace
+KEYWORD_LOOP = """
+import json, sys, time
+sys.path.insert(0, sys.argv[1])
+from reme_cc.config import Config
+from reme_cc.index import Index
+from reme_cc.index.search import run_search
+from reme_cc.workspace import Workspace
+qs = json.load(open(sys.argv[3], encoding="utf-8"))
+idx = Index(Workspace(sys.argv[2]), Config().replace(embedding="none"), background_embedding=False)
+idx._bm25.wait_ready(300)
+run_search(idx, qs[0], 5, modes=("keyword",))
+lat = []
+for q in qs:
+    idx._last_sync = time.monotonic()  # the freshness check is measured through MCP above
+    t = time.perf_counter()
+    run_search(idx, q, 5, modes=("keyword",))
+    lat.append((time.perf_counter() - t) * 1000)
+idx.close()
+print(json.dumps(lat))
+"""
 
-    idx = Index(Workspace(root), Config().replace(embedding="none"), background_embedding=False)
-    idx._bm25.wait_ready(300)
-    run_search(idx, qs[0], 5, modes=("keyword",))
-    lat = []
-    for q in qs:
-        idx._last_sync = time.monotonic()  # the freshness check is measured through MCP above
-        t = time.perf_counter()
-        run_search(idx, q, 5, modes=("keyword",))
-        lat.append((time.perf_counter() - t) * 1000)
-    idx.close()
-    out: dict = {"ours_keyword_with_expansion_ms": stats(lat)}
-    if not Path(remeai_python).exists():
-        out["reme_ai"] = {"skipped": f"no {remeai_python} (see bench/README.md)"}
-        return out
+
+def keyword_ms(root: Path, qs_file: str, code: Path | None = None) -> list[float]:
+    """Keyword-only search with link expansion, limit 5, timed in a fresh process running ``code``'s
+    reme_cc (this checkout's by default) on the loaded in-memory BM25 index: ms per query."""
+    proc = subprocess.run([sys.executable, "-c", KEYWORD_LOOP, str(code or HERE.parent), str(root), qs_file],
+                          capture_output=True, text=True, timeout=900, cwd="/tmp", check=True)
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def keyword_vs_remeai(root: Path, qs: list[str], remeai_python: str, before: Path | None = None, rounds: int = 3) -> dict:
+    """Ours (and ``before``'s, alternating with ours round by round, so both see the same load) against
+    reme-ai's `search` job on the same queries, run between the rounds."""
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False, encoding="utf-8") as fh:
         json.dump(qs, fh, ensure_ascii=False)
+    lat: list[float] = []
+    old: list[float] = []
+    out: dict = {"rounds": []}
     try:
-        proc = subprocess.run([remeai_python, str(HERE / "remeai_side.py"), str(root), fh.name],
-                              capture_output=True, text=True, timeout=3600, cwd="/tmp")
+        for r in range(rounds):
+            if r == rounds // 2:
+                out["reme_ai"] = remeai_search(root, fh.name, remeai_python)
+            lat += (mine := keyword_ms(root, fh.name))
+            got = {"ours_p50": round(pct(mine, .5), 3), "load": round(os.getloadavg()[0], 2)}
+            if before:
+                old += (theirs := keyword_ms(root, fh.name, before))
+                got["before_p50"] = round(pct(theirs, .5), 3)
+            out["rounds"].append(got)
     finally:
         os.unlink(fh.name)
-    if proc.returncode != 0:
-        out["reme_ai"] = {"error": proc.stderr[-1500:]}
-        return out
-    side = json.loads(proc.stdout.strip().splitlines()[-1])
-    out["reme_ai_search_ms"] = side["search_ms"]
-    out["speedup_p50"] = round(side["search_ms"]["p50"] / out["ours_keyword_with_expansion_ms"]["p50"], 2)
-    out["speedup_p95"] = round(side["search_ms"]["p95"] / out["ours_keyword_with_expansion_ms"]["p95"], 2)
+    out["ours_keyword_with_expansion_ms"] = ours = stats(lat)
+    if before:
+        out["before_keyword_with_expansion_ms"] = stats(old)
+        out["speedup_over_before_p50"] = round(out["before_keyword_with_expansion_ms"]["p50"] / ours["p50"], 2)
+    side = out["reme_ai"].get("search_ms")
+    if side:
+        out["speedup_p50"] = round(side["p50"] / ours["p50"], 2)
+        out["speedup_p95"] = round(side["p95"] / ours["p95"], 2)
     return out
+
+
+def remeai_search(root: Path, qs_file: str, remeai_python: str) -> dict:
+    """reme-ai's side (bench/remeai_side.py in its own venv): its figures, or why there are none."""
+    if not Path(remeai_python).exists():
+        return {"skipped": f"no {remeai_python} (see bench/README.md)"}
+    proc = subprocess.run([remeai_python, str(HERE / "remeai_side.py"), str(root), qs_file],
+                          capture_output=True, text=True, timeout=3600, cwd="/tmp")
+    if proc.returncode != 0:
+        return {"error": proc.stderr[-1500:]}
+    side = json.loads(proc.stdout.strip().splitlines()[-1])
+    return {"search_ms": side["search_ms"], "load": round(os.getloadavg()[0], 2)}
 
 
 TRIGGER = "daily/2025-01-01/bench-backlog-trigger.md"
@@ -413,7 +450,7 @@ def main() -> None:
             fig["before"]["four_servers"] = four_servers(root, a.embedding, qs[2], before)
             fig["four_pss_ratio"] = round(fig["four_servers"]["pss_mb_sum"] / fig["before"]["four_servers"]["pss_mb_sum"], 2)
     if "keyword" in parts:
-        fig["keyword_expansion_vs_reme_ai"] = keyword_vs_remeai(root, queries_for(200), a.remeai_python)
+        fig["keyword_expansion_vs_reme_ai"] = keyword_vs_remeai(root, queries_for(200), a.remeai_python, before)
     if "burst" in parts:
         fig["burst"] = burst(root, a.burst)
     if "backlog" in parts and a.backlog:

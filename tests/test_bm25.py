@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from reme_cc.config import Config
-from reme_cc.index import Index, bm25, catalog, keyword
+from reme_cc.index import Index, bm25, catalog, keyword, tiers
 
 EN = ("battery supply chain lithium cathode pricing margin factory capacity contract supplier risk "
       "forecast quarterly revenue inventory logistics shipping customs tariff warehouse demand export "
@@ -144,6 +144,73 @@ def test_whole_note_scores_identical_to_fts5(corpus_idx, monkeypatch):
     # a note's score is its chunks' counts summed: a file split over several chunks is one document
     multi = idx._run(lambda c: c.execute("SELECT path FROM chunks GROUP BY path HAVING COUNT(*) > 2 LIMIT 1").fetchone())
     assert multi is not None
+
+
+def test_cached_term_weights_give_the_same_answers_when_evicted_and_after_changes(ws, monkeypatch):
+    """The whole-note BM25 keeps each term's note weights and the chunk BM25 each term's idf between
+    queries. With a cache too small for one query (every query evicts), after edits, removals and a
+    delta segment, answers stay FTS5's to the last bit; the cache stays within its budget."""
+    monkeypatch.setattr(bm25, "NOTE_CACHE_POSTINGS", 40)
+    _corpus(ws, n_files=80, seed=3)
+    idx = _idx(ws)
+    try:
+        idx.sync()
+        assert idx._bm25.wait_ready(60)
+        st = idx._bm25._state
+        qs = _queries(seed=11, n=40)
+        for _ in range(2):  # the second round answers from the caches
+            for q in qs:
+                fts, mine = _both_notes(idx, q, 25)
+                assert mine == fts, q
+                fts, mine = _both(idx, q, 25)
+                assert mine is None or mine == fts, q
+        cache = st._note_weights
+        assert cache.items and cache.size <= cache.budget + max(len(hit) for (hit, _w), _n in cache.items.values())
+        assert cache.size == sum(n for _v, n in cache.items.values())
+        filled = cache.version
+        for i in range(3):  # edits and a removal: new statistics, so nothing cached may be reused
+            ws.write_text(f"digest/wiki/topic-{2 * i}.md", f"# T\ntariff tariff 关税 warehouse {i}\n")
+            idx.update_paths([f"digest/wiki/topic-{2 * i}.md"])
+            (ws.root / f"daily/2026-0{2 + i}-{11 + i:02d}/note-{2 * i + 1}.md").unlink(missing_ok=True)
+            idx.update_paths([f"daily/2026-0{2 + i}-{11 + i:02d}/note-{2 * i + 1}.md"])
+            for q in qs[:20] + ["tariff 关税 warehouse"]:
+                fts, mine = _both_notes(idx, q, 25)
+                assert mine == fts, (i, q)
+                fts, mine = _both(idx, q, 25)
+                assert mine is None or mine == fts, (i, q)
+        assert st is idx._bm25._state and len(st.segments) > 1 and cache.version != filled
+    finally:
+        idx.close()
+
+
+def test_a_search_tokenises_its_query_once(corpus_idx, monkeypatch):
+    calls = []
+    real = keyword.tokens
+    monkeypatch.setattr(keyword, "tokens", lambda text: calls.append(text) or real(text))
+    q = "tariff 宁德时代 的风险 once-only-query-7f3a"
+    res = corpus_idx.search(q, limit=5)
+    assert res.results and len(calls) == 1
+
+
+def test_chunk_paths_from_memory_equal_the_database(ws, corpus_idx):
+    """A chunk's path comes from the in-memory index for the live chunks it holds, from the database
+    for the rest (added since it was loaded, removed, unknown): the same map as the database's."""
+    idx = corpus_idx
+    st = idx._bm25._state
+    before = idx._run(lambda c: [r[0] for r in c.execute("SELECT id FROM chunks")])
+    ws.write_text("digest/wiki/fresh.md", "# Fresh\nquokka\n")
+    (ws.root / "digest/wiki/topic-4.md").unlink()
+    idx.update_paths(["digest/wiki/fresh.md", "digest/wiki/topic-4.md"])  # the state is not refreshed yet
+    now = idx._run(lambda c: [r[0] for r in c.execute("SELECT id FROM chunks")])
+    ids = sorted(set(before) | set(now)) + [10 ** 9, -1]
+    assert st.paths_of(ids) and set(now) - set(before)
+    want = idx._run(lambda c: tiers.chunk_paths(c, ids))
+    got = idx.chunk_paths(ids)
+    missing = set(before) - set(now)
+    assert missing and not missing & set(want)
+    assert {c: p for c, p in got.items() if c not in missing} == want  # removed: still known to the old state
+    assert idx.search("quokka").results  # refreshed: the removed chunks are no longer live in memory
+    assert idx.chunk_paths(ids) == want
 
 
 def test_note_matching_the_question_in_several_chunks_ranks_first(ws):

@@ -33,7 +33,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 import numpy as np
 
@@ -50,6 +50,7 @@ FETCH = 2000                 # rows per build batch (bounds the transient memory
 INLINE_DELTA_MAX = 2000      # chunks added since the last refresh that a query indexes itself (~70 ms);
                              # more: FTS5 answers while the index is rebuilt in the background
 MAX_DELTA_SEGMENTS = 8       # then the deltas are merged into one
+NOTE_CACHE_POSTINGS = 1_000_000  # (note, term) weights the whole-note BM25 keeps per process (12 bytes each)
 LOAD_WAIT_S = 1.0            # a whole-note query waits this long for a load under way (FTS5 is slower)
 _ROWS_SQL = ("SELECT c.id, c.path, c.start_line, f.date, t.tokens FROM chunks c "
              "JOIN chunks_fts t ON t.rowid = c.id LEFT JOIN files f ON f.path = c.path")
@@ -172,9 +173,11 @@ class State:
         self.tokens_live = 0
         self.note_ids: dict[str, int] = {}  # file path -> note id (whole-note BM25)
         self.note_paths: list[str] = []
-        self.version = 0  # bumped by every change of the live chunks (the note statistics cache)
+        self.version = 0  # bumped by every change of the live chunks (the statistics and term caches)
         self._note_stats: tuple[int, int, float, np.ndarray] | None = None
         self._folder_masks: dict[str, tuple[int, np.ndarray]] = {}
+        self._chunk_idf = TermCache(1 << 16)  # term -> its idf over the live chunks (None: in none)
+        self._note_weights = TermCache(NOTE_CACHE_POSTINGS)  # term -> (note ids, idf * BM25 weight)
 
     @property
     def max_id(self) -> int:
@@ -212,26 +215,29 @@ class State:
                 ids.append(tid)
             self.word_terms[w] = tuple(ids)
 
-    def query_terms(self, splitter: Splitter, words: list[str]) -> list[int] | None:
-        """FTS5 term id per query phrase (-1: in no chunk); None when a phrase is not exactly one FTS5
-        token (a multi-token phrase needs positions: FTS5 answers those queries)."""
+    def word_ids(self, splitter: Splitter, words: list[str]) -> list[tuple[int, ...]]:
+        """The FTS5 term ids of each word (-1: a term no chunk holds); a word whose terms are all
+        known is remembered, so a repeated query word costs no FTS5 split."""
         unknown = [w for w in words if w not in self.word_terms]
         fresh = dict(zip(unknown, splitter.split(unknown))) if unknown else {}
         out = []
         for w in words:
-            t = self.word_terms.get(w)
-            if t is None:
-                parts = fresh[w]
-                if len(parts) != 1:
-                    return None
-                tid = self.vocab.get(parts[0], -1)
-                if tid >= 0:
-                    self.word_terms[w] = (tid,)
-                out.append(tid)
-            elif len(t) != 1:
+            ids = self.word_terms.get(w)
+            if ids is None:
+                ids = tuple(self.vocab.get(part, -1) for part in fresh[w])
+                if -1 not in ids:
+                    self.word_terms[w] = ids
+            out.append(ids)
+        return out
+
+    def query_terms(self, splitter: Splitter, words: list[str]) -> list[int] | None:
+        """FTS5 term id per query phrase (-1: in no chunk); None when a phrase is not exactly one FTS5
+        token (a multi-token phrase needs positions: FTS5 answers those queries)."""
+        out = []
+        for ids in self.word_ids(splitter, words):
+            if len(ids) != 1:
                 return None
-            else:
-                out.append(t[0])
+            out.append(ids[0])
         return out
 
     # ---- building ----------------------------------------------------------------------------------
@@ -328,21 +334,8 @@ class State:
         if n_rows <= 0 or k <= 0:
             return []
         avgdl = float(self.tokens_live) / float(n_rows)
-        # idf per phrase over the live rows of every segment (FTS5: rows that contain the phrase)
-        idfs: list[float | None] = []
-        for t in terms:
-            if t < 0:
-                idfs.append(None)
-                continue
-            hits = 0
-            for seg in self.segments:
-                d, _ = seg.postings(t)
-                hits += len(d) if not seg.dead else int(np.count_nonzero(seg.live[d]))
-            if not hits:
-                idfs.append(None)
-                continue
-            idf = math.log((n_rows - hits + 0.5) / (hits + 0.5))
-            idfs.append(idf if idf > 0.0 else 1e-6)
+        idfs = [None if t < 0 else self._chunk_idf.get(self.version, t, lambda t=t: (self._idf(t, n_rows), 1))
+                for t in terms]
         if all(i is None for i in idfs):
             return []
         lo, hi = start or "0000-00-00", end or "9999-99-99"
@@ -363,23 +356,7 @@ class State:
                 # files.date BETWEEN lo AND hi (text comparison) = a range of ranks in the sorted dates
                 r_lo, r_hi = bisect.bisect_left(seg.dates, lo), bisect.bisect_right(seg.dates, hi)
                 np.multiply(acc, (seg.date_idx >= r_lo) & (seg.date_idx < r_hi), out=acc)
-            top = float(acc.max())
-            if top <= 0.0:
-                continue
-            # a cheap threshold that keeps at least k docs (every doc at or above the k-th score is
-            # then among them), instead of partitioning all ~50k scores
-            pos = None
-            for frac in (0.9, 0.7, 0.5, 0.3, 0.1):
-                mask = acc >= top * frac
-                if np.count_nonzero(mask) >= k:
-                    pos = np.flatnonzero(mask)
-                    break
-            if pos is None:
-                pos = np.flatnonzero(acc > 0.0)
-            if len(pos) > k:
-                vals = acc[pos]
-                kth = np.partition(vals, len(vals) - k)[len(vals) - k]
-                pos = pos[vals >= kth]  # the k best and every tie with the k-th
+            pos = top_positions(acc, k)
             paths = seg.paths
             for s, pi, st, cid in zip(acc[pos].tolist(), seg.path_idx[pos].tolist(), seg.start[pos].tolist(),
                                       seg.ids[pos].tolist()):
@@ -387,6 +364,29 @@ class State:
         cands.sort()
         return [(cid, -neg) for neg, _p, _s, cid in cands[:k]]
 
+    def _idf(self, t: int, n_rows: int) -> float | None:
+        """A term's idf over the live rows of every segment (FTS5: rows that contain the phrase)."""
+        hits = 0
+        for seg in self.segments:
+            d, _ = seg.postings(t)
+            hits += len(d) if not seg.dead else int(np.count_nonzero(seg.live[d]))
+        if not hits:
+            return None
+        idf = math.log((n_rows - hits + 0.5) / (hits + 0.5))
+        return idf if idf > 0.0 else 1e-6
+
+    def paths_of(self, ids: list[int]) -> dict[int, str]:
+        """{chunk id: file path} of the live chunks among ``ids``."""
+        want = np.array(ids, np.int64)
+        out: dict[int, str] = {}
+        for seg in self.segments:
+            if not seg.n:
+                continue
+            at = np.minimum(np.searchsorted(seg.ids, want), seg.n - 1)
+            ok = (seg.ids[at] == want) & seg.live[at]
+            paths = seg.paths
+            out.update(zip(want[ok].tolist(), (paths[i] for i in seg.path_idx[at[ok]].tolist())))
+        return out
 
     # ---- whole-note BM25 ---------------------------------------------------------------------------
     def note_stats(self) -> tuple[int, float, np.ndarray]:
@@ -407,7 +407,7 @@ class State:
 
     def term_ids(self, splitter: Splitter, words: list[str]) -> list[int]:
         """The distinct FTS5 terms of the query words (``note_terms``) that some chunk holds, as ids."""
-        return [t for t in (self.vocab.get(x, -1) for x in note_terms(splitter, words)) if t >= 0]
+        return [t for t in dict.fromkeys(t for ids in self.word_ids(splitter, words) for t in ids) if t >= 0]
 
     def notes_below(self, folder: str) -> np.ndarray:
         """Mask of the note ids below ``folder``, cached per version (the integrator asks often)."""
@@ -429,21 +429,8 @@ class State:
         m = len(self.note_paths)
         acc = np.zeros(m, np.float64)
         for t in terms:
-            tf = np.zeros(m, np.float64)
-            for seg in self.segments:
-                d, f = seg.postings(t)
-                if seg.dead and len(d):
-                    keep = seg.live[d]
-                    d, f = d[keep], f[keep]
-                if len(d):
-                    tf += np.bincount(seg.note_of[d], weights=f, minlength=m)  # type: ignore[index]
-            hit = np.flatnonzero(tf)
-            if not len(hit):
-                continue
-            idf = math.log((n_notes - len(hit) + 0.5) / (len(hit) + 0.5))
-            idf = idf if idf > 0.0 else 1e-6
-            f = tf[hit]
-            acc[hit] += idf * ((f * (K1 + 1.0)) / (f + kpart[hit]))
+            hit, weight = self._note_weights.get(self.version, t, lambda t=t: self._note_term(t, n_notes, kpart))
+            np.add.at(acc, hit, weight)  # acc[hit] += weight (ids unique), the same double additions, faster
         if start or end:
             # a note is in the range when one of its live chunks is (all chunks of a file share its date)
             lo, hi = start or "0000-00-00", end or "9999-99-99"
@@ -455,14 +442,76 @@ class State:
             acc[~ok] = 0.0
         if folder:
             acc[~self.notes_below(folder)] = 0.0
-        pos = np.flatnonzero(acc > 0.0)
-        if len(pos) > k:
-            vals = acc[pos]
-            kth = np.partition(vals, len(vals) - k)[len(vals) - k]
-            pos = pos[vals >= kth]
+        pos = top_positions(acc, k)
         paths = self.note_paths
         return sorted(((paths[i], s) for i, s in zip(pos.tolist(), acc[pos].tolist())), key=lambda x: (-x[1], x[0]))[:k]
 
+
+    def _note_term(self, t: int, n_notes: int, kpart: np.ndarray) -> tuple[tuple[np.ndarray, np.ndarray], int]:
+        """((note ids holding term t, idf * BM25 weight of t in each), size): the notes' term
+        frequencies are their live chunks' summed (exact integers in float64)."""
+        m = len(self.note_paths)
+        tf = np.zeros(m, np.float64)
+        for seg in self.segments:
+            d, f = seg.postings(t)
+            if seg.dead and len(d):
+                keep = seg.live[d]
+                d, f = d[keep], f[keep]
+            if len(d):
+                tf += np.bincount(seg.note_of[d], weights=f, minlength=m)  # type: ignore[index]
+        hit = np.flatnonzero(tf)
+        if not len(hit):
+            return (hit, np.zeros(0, np.float64)), 1
+        idf = math.log((n_notes - len(hit) + 0.5) / (len(hit) + 0.5))
+        idf = idf if idf > 0.0 else 1e-6
+        f = tf[hit]
+        return (hit.astype(np.int32), idf * ((f * (K1 + 1.0)) / (f + kpart[hit]))), len(hit)
+
+
+def top_positions(acc: np.ndarray, k: int) -> np.ndarray:
+    """Positions of the k best positive scores and of every tie with the k-th, in no order."""
+    top = float(acc.max()) if len(acc) else 0.0
+    if top <= 0.0:
+        return np.zeros(0, np.int64)
+    # a cheap threshold that keeps at least k (every score at or above the k-th is then among
+    # them), instead of partitioning all ~50k scores
+    pos = None
+    for frac in (0.9, 0.7, 0.5, 0.3, 0.1):
+        mask = acc >= top * frac
+        if np.count_nonzero(mask) >= k:
+            pos = np.flatnonzero(mask)
+            break
+    if pos is None:
+        pos = np.flatnonzero(acc > 0.0)
+    if len(pos) > k:
+        vals = acc[pos]
+        kth = np.partition(vals, len(vals) - k)[len(vals) - k]
+        pos = pos[vals >= kth]  # the k best and every tie with the k-th
+    return pos
+
+
+class TermCache:
+    """Values derived per query term from the live chunks, kept while they do not change (one
+    ``State.version``); past ``budget`` (summed sizes) the least recently used go first."""
+
+    def __init__(self, budget: int) -> None:
+        self.budget = budget
+        self.version = -1
+        self.items: dict[int, tuple[Any, int]] = {}  # insertion order = use order
+        self.size = 0
+
+    def get(self, version: int, term: int, make: Callable[[], tuple[Any, int]]) -> Any:
+        if version != self.version:
+            self.items.clear()
+            self.size, self.version = 0, version
+        got = self.items.pop(term, None)
+        if got is None:
+            got = make()
+            self.size += got[1]
+            while self.size > self.budget and self.items:
+                self.size -= self.items.pop(next(iter(self.items)))[1]
+        self.items[term] = got
+        return got[0]
 
 
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")  # LIKE folds ASCII only
@@ -893,6 +942,12 @@ class BM25Index:
                     break
                 t.join(timeout=LOAD_WAIT_S)
         return search_notes_fts(conn, query, k, start, end, keyword.like_prefix(folder) if folder else None, self.splitter)
+
+    def paths(self, ids: list[int]) -> dict[int, str]:
+        """{chunk id: file path} of those chunks this process's index holds live."""
+        with self._lock:
+            state = self._state
+            return state.paths_of(ids) if state is not None and ids else {}
 
     def _refresh(self, conn: sqlite3.Connection, state: State) -> bool:
         # generation AND db_id: a re-created database counts its generations from 0 again

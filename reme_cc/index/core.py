@@ -714,26 +714,31 @@ class Index:
         """Hits for (chunk id, (score, vector part, keyword part)) in this order; chunks removed by a
         concurrent writer since recall are skipped."""
         def load(conn: sqlite3.Connection) -> list[Hit]:
+            rows = tiers.chunk_rows(conn, [cid for cid, _ in ranked])  # every hit's row in one query
             hits = []
             for cid, (score, v, w) in ranked:
-                row = conn.execute("SELECT path, start_line, end_line, text FROM chunks WHERE id=?", (cid,)).fetchone()
+                row = rows.get(cid)
                 if row is None:
                     continue
-                hits.append(Hit(row[0], row[1], row[2], round(score, 6), round(v, 6), round(w, 6), row[3]))
+                path, start, end, text, project = row
+                hits.append(Hit(path, start, end, round(score, 6), round(v, 6), round(w, 6), text, project=project))
             if expand and hits:  # the neighbors of every hit in one batch of queries
                 around = neighbors(conn, [h.path for h in hits])
                 for hit in hits:
                     hit.outlinks, hit.outlinks_total, hit.inlinks, hit.inlinks_total = around[hit.path]
-            projects = tiers.file_projects(conn, {h.path for h in hits})
-            for hit in hits:
-                hit.project = projects.get(hit.path)
             return hits
 
         return self._run(load)
 
     def chunk_paths(self, ids: list[int]) -> dict[int, str]:
-        """{chunk id: file path} (note-level signals group chunks by their file)."""
-        return self._run(lambda conn: tiers.chunk_paths(conn, ids))
+        """{chunk id: file path} (note-level signals group chunks by their file). A chunk's path never
+        changes (a changed file gets new chunk ids), so the in-memory BM25 index answers for the live
+        chunks it holds and the database for the rest."""
+        known = self._bm25.paths(ids) if self._bm25 is not None else {}
+        missing = [cid for cid in ids if cid not in known]
+        if missing:
+            known.update(self._run(lambda conn: tiers.chunk_paths(conn, missing)))
+        return known
 
     def chunk_texts(self) -> dict[str, str]:
         """{content hash: text} of every chunk (the keys of the embedding cache)."""

@@ -29,38 +29,40 @@ Expansion = tuple[list["Neighbor"], int, list["Neighbor"], int]
 
 def neighbors(conn: sqlite3.Connection, paths: list[str], cap: int = EXPANSION_CAP) -> dict[str, Expansion]:
     """{path: (outlinks[:cap], total distinct outlinks, inlinks[:cap], total distinct inlinks)} for every
-    path, in three queries whatever the number of paths (outlinks, inlinks, names): search expands all
-    its hits at once instead of paying three look-ups per hit."""
+    path, in two queries whatever the number of paths (outlinks and inlinks, each with its neighbors'
+    names joined): search expands all its hits at once instead of paying look-ups per hit."""
     from . import Neighbor
 
     uniq = list(dict.fromkeys(paths))
-    outs: dict[str, dict[str, tuple[str | None, bool]]] = {p: {} for p in uniq}
-    ins: dict[str, dict[str, str | None]] = {p: {} for p in uniq}
+    Link = tuple[str | None, bool, str | None, str | None]  # predicate, resolved, name, description
+    outs: dict[str, dict[str, Link]] = {p: {} for p in uniq}
+    ins: dict[str, dict[str, Link]] = {p: {} for p in uniq}
     for start in range(0, len(uniq), 900):
         part = uniq[start : start + 900]
         marks = ",".join("?" * len(part))
-        for source, target, resolved, predicate in conn.execute(
-            f"SELECT source, target, resolved_path, predicate FROM links WHERE source IN ({marks}) "
-            "ORDER BY source, line, rowid", part
+        for source, target, resolved, predicate, name, description in conn.execute(
+            "SELECT l.source, l.target, l.resolved_path, l.predicate, f.name, f.description FROM links l "
+            f"LEFT JOIN files f ON f.path = COALESCE(NULLIF(l.resolved_path, ''), l.target) WHERE l.source IN ({marks}) "
+            "ORDER BY l.source, l.line, l.rowid", part
         ):
             key = resolved or target
             mine = outs[source]
             if key not in mine or (mine[key][0] is None and predicate):
-                mine[key] = (predicate, resolved is not None)
-        for resolved, source, predicate in conn.execute(
-            f"SELECT resolved_path, source, predicate FROM links WHERE resolved_path IN ({marks}) "
-            "AND source != resolved_path ORDER BY resolved_path, source, line, rowid", part
+                mine[key] = (predicate, resolved is not None, name, description)
+        for resolved, source, predicate, name, description in conn.execute(
+            "SELECT l.resolved_path, l.source, l.predicate, f.name, f.description FROM links l "
+            f"LEFT JOIN files f ON f.path = l.source WHERE l.resolved_path IN ({marks}) "
+            "AND l.source != l.resolved_path ORDER BY l.resolved_path, l.source, l.line, l.rowid", part
         ):
-            mine_in = ins[resolved]
-            if source not in mine_in or (mine_in[source] is None and predicate):
-                mine_in[source] = predicate
-    shown = {p: (list(outs[p])[:cap], list(ins[p])[:cap]) for p in uniq}
-    names = _names(conn, list(dict.fromkeys(k for o, i in shown.values() for k in o + i)))
+            mine = ins[resolved]
+            if source not in mine or (mine[source][0] is None and predicate):
+                mine[source] = (predicate, True, name, description)
     result: dict[str, Expansion] = {}
-    for p, (out_keys, in_keys) in shown.items():
-        out_list = [Neighbor(k, *names.get(k, (None, None)), outs[p][k][0], outs[p][k][1]) for k in out_keys]
-        in_list = [Neighbor(k, *names.get(k, (None, None)), ins[p][k], True) for k in in_keys]
-        result[p] = (out_list, len(outs[p]), in_list, len(ins[p]))
+    for p in uniq:
+        o, i = outs[p], ins[p]
+        out_list = [Neighbor(k, name, desc, pred, res) for k, (pred, res, name, desc) in list(o.items())[:cap]]
+        in_list = [Neighbor(k, name, desc, pred, res) for k, (pred, res, name, desc) in list(i.items())[:cap]]
+        result[p] = (out_list, len(o), in_list, len(i))
     return result
 
 

@@ -7,6 +7,7 @@ FTS5 is incremental, multi-process safe and needs no tombstone handling.
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 import sqlite3
@@ -93,13 +94,20 @@ def tokenize(text: str) -> str:
 
 def query_terms(query: str) -> list[str]:
     """The distinct query tokens (first MAX_QUERY_TERMS), in order: one FTS5 phrase each."""
+    return list(_query_terms(query))
+
+
+@functools.lru_cache(maxsize=64)
+def _query_terms(query: str) -> tuple[str, ...]:
+    # one search asks for its query's terms several times (chunk BM25, whole-note BM25, rare terms):
+    # jieba runs once per query (tokens depend on the text alone)
     seen: list[str] = []
     for tok in tokens(query[:MAX_QUERY_CHARS]):
         if tok not in seen:
             seen.append(tok)
         if len(seen) >= MAX_QUERY_TERMS:
             break
-    return seen
+    return tuple(seen)
 
 
 def match_expression(query: str) -> str | None:

@@ -20,6 +20,14 @@ T = TypeVar("T")
 TierOf = Callable[[Any], "int | None"]
 
 
+def project_of(extra: str | None) -> Any:
+    """A file's frontmatter ``project`` value from its catalog row's ``extra`` (None when it has none)."""
+    try:
+        return json.loads(extra or "{}").get(FIELD)
+    except (ValueError, AttributeError):
+        return None
+
+
 def file_projects(conn: sqlite3.Connection, paths: set[str]) -> dict[str, Any]:
     """{path: its frontmatter ``project`` value (None when it has none)}."""
     out: dict[str, Any] = {}
@@ -28,10 +36,20 @@ def file_projects(conn: sqlite3.Connection, paths: set[str]) -> dict[str, Any]:
         part = todo[i:i + 500]
         rows = conn.execute(f"SELECT path, extra FROM files WHERE path IN ({','.join('?' * len(part))})", part)
         for path, extra in rows:
-            try:
-                out[path] = json.loads(extra or "{}").get(FIELD)
-            except (ValueError, AttributeError):
-                out[path] = None
+            out[path] = project_of(extra)
+    return out
+
+
+def chunk_rows(conn: sqlite3.Connection, ids: list[int]) -> dict[int, tuple[str, int, int, str, Any]]:
+    """{chunk id: (path, start_line, end_line, text, its file's ``project``)} in one query per 500 ids."""
+    out: dict[int, tuple[str, int, int, str, Any]] = {}
+    for i in range(0, len(ids), 500):
+        part = ids[i:i + 500]
+        for cid, path, start, end, text, extra in conn.execute(
+            "SELECT c.id, c.path, c.start_line, c.end_line, c.text, f.extra FROM chunks c "
+            f"LEFT JOIN files f ON f.path = c.path WHERE c.id IN ({','.join('?' * len(part))})", part
+        ):
+            out[cid] = (path, start, end, text, project_of(extra))
     return out
 
 
