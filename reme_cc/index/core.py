@@ -678,7 +678,7 @@ class Index:
                     sql += (" AND" if args else " WHERE") + " c.path LIKE ? ESCAPE '\\'"
                     args.append(keyword.like_prefix(folder))
                 allowed = [r[0] for r in conn.execute(sql, args)]
-            return kw, allowed, self._chunk_total(conn)
+            return kw, allowed, self._chunk_total(conn) if vectors is not None else 0  # the coverage's denominator
 
         out.keyword, allowed, total = self._run(keyword_and_filter)
         if worker is not None:
