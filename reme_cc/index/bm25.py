@@ -405,6 +405,17 @@ class State:
             st = self._note_stats = (self.version, n_notes, avgdl, K1 * ((1 - B) + (B * length) / avgdl))
         return st[1], st[2], st[3]
 
+    def note_share(self, ids: np.ndarray) -> float:
+        """Share of the notes with a live chunk that hold a live chunk among ``ids``."""
+        have = np.zeros(len(self.note_paths), bool)
+        for seg in self.segments:
+            if seg.n and len(ids):
+                pos = np.minimum(np.searchsorted(seg.ids, ids), seg.n - 1)
+                hit = (seg.ids[pos] == ids) & seg.live[pos]
+                have[seg.note_of[pos[hit]]] = True  # type: ignore[index]
+        n_notes = self.note_stats()[0]
+        return float(np.count_nonzero(have)) / n_notes if n_notes else 0.0
+
     def term_ids(self, splitter: Splitter, words: list[str]) -> list[int]:
         """The distinct FTS5 terms of the query words (``note_terms``) that some chunk holds, as ids."""
         return [t for t in dict.fromkeys(t for ids in self.word_ids(splitter, words) for t in ids) if t >= 0]
@@ -942,6 +953,12 @@ class BM25Index:
                     break
                 t.join(timeout=LOAD_WAIT_S)
         return search_notes_fts(conn, query, k, start, end, keyword.like_prefix(folder) if folder else None, self.splitter)
+
+    def note_share(self, conn: sqlite3.Connection, ids: np.ndarray) -> float | None:
+        """State.note_share from memory; None while the index is not in (or stale)."""
+        with self._lock:
+            state = self._state
+            return state.note_share(ids) if state is not None and self._refresh(conn, state) else None
 
     def paths(self, ids: list[int]) -> dict[int, str]:
         """{chunk id: file path} of those chunks this process's index holds live."""

@@ -29,7 +29,7 @@ from .bm25 import BM25Index, search_notes_fts, trim_heap
 from .catalog import index_log
 from .graph import neighbors
 from .sync import CONFLICT_KEY, HARD_LINK_KEY, WALK_LAYERS, SyncReport, apply_changes, walk, wants_chunks
-from .vectors import VectorStore
+from .vectors import ChunkNotes, VectorStore
 from .watch import Watcher
 
 __all__ = [
@@ -109,6 +109,7 @@ class Recall:
     vector: list[tuple[int, float]] = field(default_factory=list)
     notes: list[tuple[str, float]] | None = None  # whole-note BM25 (note path, score), when asked for
     coverage: float | None = None  # share of chunks with a vector; None = no vector half
+    note_coverage: float | None = None  # share of notes with a vector in any chunk (asked with notes)
     embedded: Callable[[int], bool] = lambda cid: False  # noqa: E731 - does this chunk have a vector?
     warnings: list[str] = field(default_factory=list)
 
@@ -177,6 +178,7 @@ class Index:
         self._vectors = VectorStore(self.metadata, self.model_id, None) if self.model_id else None
         self._embed_thread: threading.Thread | None = None
         self._chunk_count = (-1, 0)  # (generation, chunks): the coverage denominator
+        self._note_map: tuple[int, Any] = (-1, None)  # (generation, ChunkNotes)
         self._embed_wake = threading.Event()
         self._stop = threading.Event()
         self._watcher: Watcher | None = None
@@ -693,10 +695,27 @@ class Index:
                 if "v" in qvec:
                     out.vector = vectors.search(qvec["v"], k, allowed)
                 count = vectors.count
+                ids = vectors.ids() if notes and count < total else None
                 have = frozenset([c for c, _ in out.keyword if c in vectors] + [c for c, _ in out.vector])
             out.coverage = min(1.0, count / total) if total else 1.0
             out.embedded = have.__contains__
+            if notes:
+                out.note_coverage = 1.0 if out.coverage >= 1.0 else self._note_coverage(ids)
         return out
+
+    def _note_coverage(self, ids: Any) -> float:
+        """Share of notes with a vector in at least one chunk: the coverage of the note term (a long note
+        is embedded in part long before all of its chunks are)."""
+        def share(conn: sqlite3.Connection) -> float:
+            got = self._bm25.note_share(conn, ids) if self._bm25 is not None else None
+            if got is None:  # the in-memory keyword index is not in: the same share from SQL (~75 ms at 49k chunks)
+                gen = catalog.generation(conn)
+                if self._note_map[0] != gen:
+                    self._note_map = (gen, ChunkNotes(conn))
+                got = self._note_map[1].share(ids)
+            return got
+
+        return self._run(share)
 
     def rare_term_chunks(self, query: str, max_df: int) -> set[int]:
         return self._run(lambda conn: keyword.rare_term_chunks(conn, query, max_df))

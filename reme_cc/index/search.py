@@ -35,6 +35,9 @@ class Fusion:
       chunk; its keyword ranking is a whole-note BM25 (each note one document: its chunks' term
       frequencies and token counts summed, N/df/avgdl over notes; bm25.search_notes_fts), so a note
       that matches the question in several chunks outranks one that matches in one.
+    note_coverage: the note term reads its vector ranks with the share of notes that have a vector in
+      some chunk (Recall.note_coverage), not the share of chunks: at 10 % of the chunks a long session
+      is embedded in part far more often than one time in ten.
     rare: a keyword hit among BM25's top RARE_TOP holding a query term found in at most this many
       chunks (an identifier, a hash, a name) is worth at least a first-rank vector hit besides its
       keyword rank (further down, the rest of the question does not match it); its note
@@ -46,6 +49,7 @@ class Fusion:
     keyword_weight: float = 0.5
     coverage_aware: bool = True
     note: float = 0.0
+    note_coverage: bool = True
     rare: int = 0
     normalized: bool = False
 
@@ -112,8 +116,10 @@ def fuse(index: "Index", query: str, rec: "Recall", rule: Fusion) -> dict[int, t
     _boost_rare(fused, rare, rule.vector_weight)
     if rule.note and fused:
         paths = index.chunk_paths(list(fused))
-        notes = rrf(_note_ranking(vec, paths), [p for p, _ in rec.notes or ()], weights=weights,
-                    **({**aware, "embedded": _note_embedded(rec, paths)} if aware else {}))
+        note_aware = {**aware, "embedded": _note_embedded(rec, paths)} if aware else {}
+        if aware and rule.note_coverage and rec.note_coverage is not None:
+            note_aware["coverage"] = rec.note_coverage  # note ranks among the notes with a vector
+        notes = rrf(_note_ranking(vec, paths), [p for p, _ in rec.notes or ()], weights=weights, **note_aware)
         # the same rule over notes, for a term rare in the workspace as a whole as well
         note_df = min(rule.rare, int(index.chunk_total() * RARE_SHARE)) if rare else 0
         if note_df == rule.rare:  # rare in the workspace too: the chunks found above

@@ -53,6 +53,23 @@ def _safe(model: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", model)
 
 
+class ChunkNotes:
+    """Which note each chunk belongs to, for the share of notes that have a vector (one generation)."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        rows = conn.execute("SELECT id, path FROM chunks ORDER BY id").fetchall()
+        self.ids = np.fromiter((r[0] for r in rows), np.int64, len(rows))
+        paths, self.note = np.unique(np.array([r[1] for r in rows], dtype=object), return_inverse=True)
+        self.notes = len(paths)
+
+    def share(self, ids: np.ndarray) -> float:
+        """Share of notes with at least one of these chunk ids."""
+        if not self.notes or not len(ids):
+            return 0.0
+        pos = np.minimum(np.searchsorted(self.ids, ids), len(self.ids) - 1)
+        return float(np.unique(self.note[pos[self.ids[pos] == ids]]).size / self.notes)
+
+
 class VectorStore:
     def __init__(self, metadata: Path, model: str, dim: int | None):
         self.metadata = metadata
@@ -300,6 +317,11 @@ class VectorStore:
     @property
     def count(self) -> int:
         return self._count
+
+    def ids(self) -> np.ndarray:
+        """The chunk ids that have a vector (as of the last refresh)."""
+        with self._lock:
+            return self._tracked()
 
     def release_pages(self) -> None:
         """Unmap the file's pages from this process (they stay in the shared page cache)."""
