@@ -288,7 +288,10 @@ def test_the_note_term_reads_its_vector_ranks_with_the_share_of_notes_embedded(w
         rec = index.recall(q, 25, notes=True)
         assert rec.coverage == pytest.approx(5 / 30) and rec.note_coverage == pytest.approx(4 / 6)
         assert index.read(lambda c: index._bm25.note_share(c, np.zeros(0, np.int64))) == 0.0  # that was from memory
-        assert search.FUSIONS["notes"].note_coverage  # the default rule reads it
+        # the default rule reads the best vector note's rank 1 with it: 0.5/(60 + 1/(4/6)), not 0.5/(60 + 1/(5/30))
+        top = rec.vector[0][0]
+        fused = search.fuse(index, q, rec, search.FUSIONS["notes"])
+        assert fused[top][1] == pytest.approx(0.5 / (60 + 30 / 5) + 0.5 / (60 + 6 / 4))
         monkeypatch.setattr(index._bm25, "note_share", lambda conn, ids: None)  # the keyword index not in
         assert index.recall(q, 25, notes=True).note_coverage == pytest.approx(4 / 6)
         monkeypatch.undo()
