@@ -359,6 +359,33 @@ def test_many_small_changes_merge_deltas(ws, corpus_idx):
     assert len(idx._bm25._state.segments) < 1 + i  # merged at least once
 
 
+def test_a_query_never_merges_a_big_delta_itself(ws, corpus_idx, monkeypatch):
+    """During a bulk import the deltas outgrow a small base: a query indexes only what arrived since
+    the last one (at most INLINE_DELTA_MAX chunks), never all the deltas at once (that merge cost a query
+    seconds at 100k files); the answers stay FTS5's."""
+    idx = corpus_idx
+    _both(idx, "okapi", 5)  # the index is in
+    monkeypatch.setattr(bm25, "INLINE_DELTA_MAX", 3)
+    sizes: list[int] = []
+    real = bm25.State.build_segment
+
+    def counted(self, splitter, rows, *a, **k):
+        rows = list(rows)
+        sizes.append(len(rows))
+        return real(self, splitter, rows, *a, **k)
+
+    monkeypatch.setattr(bm25.State, "build_segment", counted)
+    for i in range(bm25.MAX_DELTA_SEGMENTS + 4):
+        ws.write_text(f"digest/wiki/bulk-{i}.md", f"# Bulk {i}\nokapi {i} tariff\n")
+        ws.write_text(f"digest/wiki/bulk-{i}-b.md", f"# Bulk {i} b\nokapi {i} levy\n")
+        idx.update_paths([f"digest/wiki/bulk-{i}.md", f"digest/wiki/bulk-{i}-b.md"])
+        fts, mine = _both(idx, "okapi tariff levy", 40)
+        assert mine == fts
+        assert _both_notes(idx, "okapi tariff", 40)[1] == _both_notes(idx, "okapi tariff", 40)[0]
+    assert sizes and max(sizes) <= 3, sizes
+    assert len(idx._bm25._state.segments) > 1 + bm25.MAX_DELTA_SEGMENTS  # left to the compaction
+
+
 def test_large_change_answers_from_fts5_and_rebuilds(ws, corpus_idx, monkeypatch):
     idx = corpus_idx
     monkeypatch.setattr(bm25, "INLINE_DELTA_MAX", 3)

@@ -48,6 +48,42 @@ def test_hand_edits_reach_search_without_any_walk(ws, watched, monkeypatch):
     assert status["freshness"]["mode"] == "notify" and status["freshness"]["events"] > 0
 
 
+def test_queries_do_not_walk_while_the_watcher_takes_its_first_walk(ws, monkeypatch):
+    """A server's first searches come while its watcher starts (its first walk: ~0.5 s at 100k files):
+    they answer from the warm-up's sync instead of walking too, and an edit made meanwhile arrives
+    with the watcher's walk."""
+    import threading
+
+    from reme_cc.index import sync as sync_mod
+
+    ws.write_text("digest/wiki/a.md", "# A\nalpha words\n")
+    index = Index(ws, Config.load(ws.root), background_embedding=False)
+    release, walks = threading.Event(), []
+
+    def watcher_walk(root):  # the watcher's own first walk, held until the test lets it go
+        release.wait(30)
+        return sync_mod.walk(root)
+
+    def query_walk(root):
+        walks.append(threading.current_thread().name)
+        return sync_mod.walk(root)
+
+    try:
+        index.sync()  # the warm-up's sync
+        monkeypatch.setattr("reme_cc.index.core.walk", query_walk)
+        index._watcher = watch_mod.Watcher(ws.root, sync_mod.WALK_LAYERS, lambda m: None, watcher_walk)
+        index._watcher.start()
+        index._last_sync -= 5  # long enough ago that a walking query would walk
+        (ws.root / "digest" / "wiki" / "b.md").write_text("# B\nzebrafish here\n", encoding="utf-8")
+        assert _paths(index, "alpha") == ["digest/wiki/a.md"] and walks == []
+        release.set()
+        assert until(lambda: _paths(index, "zebrafish")) == ["digest/wiki/b.md"]
+        assert walks == [] and index.freshness()["mode"] == "notify"
+    finally:
+        release.set()
+        index.close()
+
+
 def test_watch_limit_falls_back_to_the_walk_and_says_so(ws, monkeypatch):
     import watchfiles._rust_notify as rn
 

@@ -49,7 +49,7 @@ TOKENIZE = "unicode61 remove_diacritics 0"  # chunks_fts's tokenizer (catalog.SC
 FETCH = 2000                 # rows per build batch (bounds the transient memory of the build)
 INLINE_DELTA_MAX = 2000      # chunks added since the last refresh that a query indexes itself (~70 ms);
                              # more: FTS5 answers while the index is rebuilt in the background
-MAX_DELTA_SEGMENTS = 8       # then the deltas are merged into one
+MAX_DELTA_SEGMENTS = 8       # then the deltas are merged into one (when that is a small job)
 NOTE_CACHE_POSTINGS = 1_000_000  # (note, term) weights the whole-note BM25 keeps per process (12 bytes each)
 LOAD_WAIT_S = 1.0            # a whole-note query waits this long for a load under way (FTS5 is slower)
 _ROWS_SQL = ("SELECT c.id, c.path, c.start_line, f.date, t.tokens FROM chunks c "
@@ -899,8 +899,11 @@ class BM25Index:
                     state.version += 1
         if new:
             base = state.segments[0] if state.segments else None
-            if base is not None and len(state.segments) >= 1 + MAX_DELTA_SEGMENTS:
-                # merge the deltas: every chunk above the base's ids is a live delta chunk
+            if (base is not None and len(state.segments) >= 1 + MAX_DELTA_SEGMENTS
+                    and state.delta_docs + new <= inline_max):
+                # merge the deltas: every chunk above the base's ids is a live delta chunk. Only while
+                # that is small: during a bulk import the deltas outgrow a small base, and merging them
+                # here cost a query seconds; the compaction that _refresh kicks merges them instead
                 state.segments = [base]
                 state.n_live = int(base.live.sum())
                 state.tokens_live = int(base.doclen[base.live].sum())

@@ -341,8 +341,9 @@ class Index:
 
     def watch(self, wait: float = 0.0) -> dict[str, object]:
         """Learn about changed files from the OS from now on (a long-lived process: the MCP server)
-        instead of walking before queries; until the watches are in place (and whenever they fail)
-        queries walk as before. ``wait``: seconds to wait for the watches (tests)."""
+        instead of walking before queries; until the watches are in place queries answer from the
+        last sync (the watcher's first walk then brings what changed), and whenever they fail queries
+        walk as before. ``wait``: seconds to wait for the watches (tests)."""
         if self._watcher is None and self.mode == "rw":
             self._watcher = Watcher(self.ws.root, WALK_LAYERS, lambda m: index_log(self.metadata, m), walk)
         if self._watcher is not None:
@@ -364,6 +365,8 @@ class Index:
         if self._bg_write is not None and self._bg_write.is_alive():
             return  # a burst is being indexed; queries answer from the index as it is meanwhile
         w = self._watcher
+        if w is not None and w.starting and self._last_sync:
+            return  # its first walk, under way, brings what changed since ours (a walk here: ~0.5 s at 100k files)
         if w is not None:
             changes = w.take()
             if not changes.walk:

@@ -93,6 +93,11 @@ class Watcher:
         self._started.wait(timeout)
         return self.mode == "notify"
 
+    @property
+    def starting(self) -> bool:
+        """Started, watches not yet in place: its first walk (which follows them) is under way."""
+        return self._thread is not None and not self._started.is_set()
+
     def take(self) -> Changes:
         """What changed since the last call."""
         with self._lock:
