@@ -386,6 +386,31 @@ def test_a_query_never_merges_a_big_delta_itself(ws, corpus_idx, monkeypatch):
     assert len(idx._bm25._state.segments) > 1 + bm25.MAX_DELTA_SEGMENTS  # left to the compaction
 
 
+def test_a_whole_note_query_does_not_wait_for_a_rebuild(ws, corpus_idx, monkeypatch):
+    """It waits for the first load (fast, and FTS5 is slower), never for a rebuild after a bulk
+    import (seconds at 100k files, and every query of the import would wait): FTS5 answers at once."""
+    import threading
+
+    idx, bm = corpus_idx, corpus_idx._bm25
+    monkeypatch.setattr(bm25, "LOAD_WAIT_S", 600.0)
+    held = threading.Event()
+    real = bm.build
+    monkeypatch.setattr(bm, "build", lambda *a, **k: (held.wait(60), real(*a, **k))[1])
+    with bm._lock:
+        bm._state = None  # as _refresh leaves it when the index fell too far behind
+        bm._kick_rebuild()
+    got: list = []
+    q = threading.Thread(target=lambda: got.append(idx._run(lambda c: bm.search_notes(c, "okapi tariff", 10))))
+    q.start()
+    q.join(30)
+    try:
+        assert got and got[0] == idx._run(lambda c: bm25.search_notes_fts(c, "okapi tariff", 10))
+    finally:
+        held.set()
+        q.join()
+    assert bm.wait_ready(60)
+
+
 def test_large_change_answers_from_fts5_and_rebuilds(ws, corpus_idx, monkeypatch):
     idx = corpus_idx
     monkeypatch.setattr(bm25, "INLINE_DELTA_MAX", 3)

@@ -785,6 +785,7 @@ class BM25Index:
         self._state: State | None = None
         self._lock = threading.Lock()  # guards _state and its mutation (refresh)
         self._thread: threading.Thread | None = None
+        self._load: threading.Thread | None = None  # the first load (snapshot + deltas), which queries wait for
         self._stop = threading.Event()
         self._failures = 0
         self.last_build: dict[str, Any] = {}
@@ -798,7 +799,7 @@ class BM25Index:
         t = self._thread
         if t is not None and t.is_alive():
             return
-        self._thread = threading.Thread(target=self._build_bg, name="reme-bm25", daemon=True)
+        self._thread = self._load = threading.Thread(target=self._build_bg, name="reme-bm25", daemon=True)
         self._thread.start()
 
     def wait_ready(self, timeout: float = 60.0) -> bool:
@@ -938,8 +939,8 @@ class BM25Index:
                      end: str | None = None, folder: str | None = None) -> list[tuple[str, float]]:
         """Top-k (note path, whole-note BM25): from memory when the index is in, else from FTS5 (the
         same answer, so a search does not change while the index loads). FTS5 needs 0.3-0.7 s for
-        common words at 50k chunks, loading the snapshot 0.1-0.3 s: a load under way is waited for
-        (at most LOAD_WAIT_S) first."""
+        common words at 50k chunks, loading the snapshot 0.1-0.3 s: the first load, under way, is
+        waited for (at most LOAD_WAIT_S) first; a rebuild is not."""
         if not self.disabled:
             words = keyword.query_terms(query)
             for waited in (False, True):
@@ -952,8 +953,8 @@ class BM25Index:
                         break  # stale: FTS5 answers while it is rebuilt
                     self.start()
                     t = self._thread
-                if waited or t is None or not t.is_alive():
-                    break
+                if waited or t is None or not t.is_alive() or t is not self._load:
+                    break  # a rebuild (the index fell behind a bulk import) takes seconds: FTS5 answers now
                 t.join(timeout=LOAD_WAIT_S)
         return search_notes_fts(conn, query, k, start, end, keyword.like_prefix(folder) if folder else None, self.splitter)
 

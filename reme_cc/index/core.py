@@ -365,8 +365,8 @@ class Index:
         if self._bg_write is not None and self._bg_write.is_alive():
             return  # a burst is being indexed; queries answer from the index as it is meanwhile
         w = self._watcher
-        if w is not None and w.starting and self._last_sync:
-            return  # its first walk, under way, brings what changed since ours (a walk here: ~0.5 s at 100k files)
+        if w is not None and w.starting:
+            return  # its first walk, under way, brings what changed (a walk here too: ~0.5-1 s at 100k files)
         if w is not None:
             changes = w.take()
             if not changes.walk:
