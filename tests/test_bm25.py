@@ -359,6 +359,30 @@ def test_many_small_changes_merge_deltas(ws, corpus_idx):
     assert len(idx._bm25._state.segments) < 1 + i  # merged at least once
 
 
+def test_a_word_in_every_note_ties_them_and_the_ties_go_by_path(ws, corpus_idx):
+    """Hundreds of notes alike (one folder of exported items): the k-th score ties them all; the top k
+    are the first by path (chunks: path, line, id), as FTS5 orders them, in every segment."""
+    idx = corpus_idx
+    names = [f"resource/items/item-{i:04d}.md" for i in range(400)]
+    for n in reversed(names):  # written in reverse: chunk ids do not follow path order
+        ws.write_text(n, "# item\nshared archive entry\n")
+    idx.sync()
+    assert idx._bm25.wait_ready(60)
+    for q in ("archive", "shared archive", "archive okapi"):
+        for k in (1, 5, 37):
+            fts, mine = _both(idx, q, k)
+            assert mine == fts, (q, k)
+            fts, mine = _both_notes(idx, q, k)
+            assert mine == fts, (q, k)
+    assert [p for p, _ in _both_notes(idx, "archive", 5)[1]] == names[:5]
+    for n in names[:3]:  # a delta segment on top of the base: the same order across segments
+        ws.write_text(n.replace("item-", "item-b"), "# item\nshared archive entry\n")
+        idx.update_paths([n.replace("item-", "item-b")])
+    for k in (1, 5, 37):
+        assert _both(idx, "archive", k)[1] == _both(idx, "archive", k)[0]
+        assert _both_notes(idx, "archive", k)[1] == _both_notes(idx, "archive", k)[0]
+
+
 def test_a_query_never_merges_a_big_delta_itself(ws, corpus_idx, monkeypatch):
     """During a bulk import the deltas outgrow a small base: a query indexes only what arrived since
     the last one (at most INLINE_DELTA_MAX chunks), never all the deltas at once (that merge cost a query
