@@ -486,6 +486,27 @@ def test_snapshot_from_older_generation_gets_deltas(ws, corpus_idx):
         other.close()
 
 
+def test_snapshot_far_behind_a_bulk_import_gets_one_delta_not_a_rebuild(ws, corpus_idx, monkeypatch):
+    """More new chunks than a query would index itself, but fewer than the snapshot holds: the next
+    process's load adds them as one delta (a rebuild cost seconds at 100k files, FTS5 answering
+    meanwhile), and answers as FTS5 does."""
+    idx = corpus_idx
+    monkeypatch.setattr(bm25, "INLINE_DELTA_MAX", 5)
+    n_before = idx._bm25._state.n_live
+    _other_process(ws, *[f"write:digest/wiki/bulk-{i}.md=# Bulk {i}\nnarwhal {i} tusk\n" for i in range(12)])
+    other = _idx(ws)
+    try:
+        assert other._bm25.wait_ready(30)
+        assert other._bm25.last_build["how"] == "snapshot"
+        st = other._bm25._state
+        assert len(st.segments) == 2 and st.segments[1].n == 12 and st.n_live == n_before + 12
+        for q in ["narwhal tusk", "tariff 关税"] + _queries(n=10):
+            fts, mine = _both(other, q, 25)
+            assert mine == fts, q
+    finally:
+        other.close()
+
+
 @pytest.mark.parametrize("damage", ["truncate", "garbage", "flip", "foreign_db"])
 def test_corrupt_or_foreign_snapshot_is_rebuilt_with_log(ws, corpus_idx, damage):
     snap = bm25.snapshot_path(ws.metadata)

@@ -884,7 +884,9 @@ class BM25Index:
                 state = load_snapshot(self.metadata, ident) if use_snapshot else None
                 how = "snapshot"
                 if state is not None:
-                    why = self._catch_up(conn, state, inline_max=INLINE_DELTA_MAX)
+                    # in this background load a delta up to the snapshot's own size is cheaper than a
+                    # rebuild (a snapshot saved midway through a bulk import: 10k new of 100k chunks)
+                    why = self._catch_up(conn, state, inline_max=max(INLINE_DELTA_MAX, state.n_live))
                     if why:
                         index_log(self.metadata, f"bm25 snapshot is far behind ({why}): rebuilding it")
                         state = None
