@@ -397,6 +397,7 @@ def main() -> None:
     ap.add_argument("--remeai-python", default="/work/bench-venv/bin/python")
     ap.add_argument("--before", default="", help="another checkout (e.g. a worktree of main): first, idle and four "
                     "are measured with its reme_cc too, in this run, with ratios after/before")
+    ap.add_argument("--keyword-rounds", type=int, default=3, help="rounds of the keyword part (ours, then --before's), 200 queries each")
     ap.add_argument("--only", default="", help="comma list of parts to run (first,spaced,edit,idle,release,four,keyword,backlog,burst)")
     a = ap.parse_args()
     root = Path(a.workdir) / (f"ws-{a.files}" if a.scale == 1 else f"ws-{a.files}-x{a.scale}")
@@ -450,7 +451,8 @@ def main() -> None:
             fig["before"]["four_servers"] = four_servers(root, a.embedding, qs[2], before)
             fig["four_pss_ratio"] = round(fig["four_servers"]["pss_mb_sum"] / fig["before"]["four_servers"]["pss_mb_sum"], 2)
     if "keyword" in parts:
-        fig["keyword_expansion_vs_reme_ai"] = keyword_vs_remeai(root, queries_for(200), a.remeai_python, before)
+        fig["keyword_expansion_vs_reme_ai"] = keyword_vs_remeai(root, queries_for(200), a.remeai_python, before,
+                                                                    a.keyword_rounds)
     if "burst" in parts:
         fig["burst"] = burst(root, a.burst)
     if "backlog" in parts and a.backlog:
