@@ -211,6 +211,17 @@ def test_chunk_paths_from_memory_equal_the_database(ws, corpus_idx):
     assert {c: p for c, p in got.items() if c not in missing} == want  # removed: still known to the old state
     assert idx.search("quokka").results  # refreshed: the removed chunks are no longer live in memory
     assert idx.chunk_paths(ids) == want
+    # a re-created database restarts chunk ids at 1: the old state's paths are not used for them
+    st = idx._bm25._state
+    idx._rebuild_after_damage("test")
+    ws.write_text("digest/wiki/other.md", "# Other\nwombat\n")
+    idx.sync(force=True)
+    new_ids = idx._run(lambda c: [r[0] for r in c.execute("SELECT id FROM chunks")])
+    now_paths = idx._run(lambda c: tiers.chunk_paths(c, new_ids))
+    stale = st.paths_of(new_ids)
+    assert any(stale[c] != now_paths[c] for c in stale)  # the old state knows other chunks by those ids
+    idx._bm25._state = st  # as if no search had refreshed it since
+    assert idx.chunk_paths(new_ids) == now_paths
 
 
 def test_note_matching_the_question_in_several_chunks_ranks_first(ws):

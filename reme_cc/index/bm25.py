@@ -1000,11 +1000,14 @@ class BM25Index:
             state = self._state
             return state.note_share(ids) if state is not None and self._refresh(conn, state) else None
 
-    def paths(self, ids: list[int]) -> dict[int, str]:
-        """{chunk id: file path} of those chunks this process's index holds live."""
+    def paths(self, conn: sqlite3.Connection, ids: list[int]) -> dict[int, str]:
+        """{chunk id: file path} of those chunks this process's index holds live, when it was built
+        from the database ``conn`` is on (chunk ids restart at 1 in a re-created one)."""
         with self._lock:
             state = self._state
-            return state.paths_of(ids) if state is not None and ids else {}
+            if state is None or not ids or db_id(conn) != state.db_id:
+                return {}
+            return state.paths_of(ids)
 
     def _refresh(self, conn: sqlite3.Connection, state: State) -> bool:
         # generation AND db_id: a re-created database counts its generations from 0 again

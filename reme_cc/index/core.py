@@ -756,11 +756,14 @@ class Index:
         """{chunk id: file path} (note-level signals group chunks by their file). A chunk's path never
         changes (a changed file gets new chunk ids), so the in-memory BM25 index answers for the live
         chunks it holds and the database for the rest."""
-        known = self._bm25.paths(ids) if self._bm25 is not None else {}
-        missing = [cid for cid in ids if cid not in known]
-        if missing:
-            known.update(self._run(lambda conn: tiers.chunk_paths(conn, missing)))
-        return known
+        def q(conn: sqlite3.Connection) -> dict[int, str]:
+            known = self._bm25.paths(conn, ids) if self._bm25 is not None else {}
+            missing = [cid for cid in ids if cid not in known]
+            if missing:
+                known.update(tiers.chunk_paths(conn, missing))
+            return known
+
+        return self._run(q)
 
     def chunk_texts(self) -> dict[str, str]:
         """{content hash: text} of every chunk (the keys of the embedding cache)."""
