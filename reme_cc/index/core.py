@@ -107,6 +107,7 @@ class Recall:
     """What both recall halves found for one query (chunk id, raw score), best first."""
     keyword: list[tuple[int, float]] = field(default_factory=list)
     vector: list[tuple[int, float]] = field(default_factory=list)
+    keyword_searched: bool = False  # the keyword half ran (it may have found nothing)
     notes: list[tuple[str, float]] | None = None  # whole-note BM25 (note path, score), when asked for
     coverage: float | None = None  # share of chunks with a vector; None = no vector half
     note_coverage: float | None = None  # share of notes with a vector in any chunk (asked with notes)
@@ -667,6 +668,7 @@ class Index:
         def keyword_and_filter(conn: sqlite3.Connection) -> tuple[list[tuple[int, float]], list[int] | None, int]:
             kw: list[tuple[int, float]] = []
             if "keyword" in modes:
+                out.keyword_searched = True
                 # a folder filter (the dream's recall over digest/) is answered exactly by FTS5
                 kw = (keyword.search_chunks(conn, query, k, start, end, keyword.like_prefix(folder)) if folder
                       else self._keyword_search(conn, query, k, start, end))

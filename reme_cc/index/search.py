@@ -70,10 +70,13 @@ def fusion_named(name: str) -> Fusion:
 
 
 def rrf(vector: list[int], kw: list[int], k: int = RRF_K, *, weights: tuple[float, float] = (0.5, 0.5),
-        coverage: float = 1.0, embedded: Any = None) -> dict[int, tuple[float, float, float]]:
+        coverage: float = 1.0, embedded: Any = None, both: bool | None = None) -> dict[int, tuple[float, float, float]]:
     """{id: (score, vector part, keyword part)} from two rankings (best first, 1-based ranks).
-    One ranking alone has weight 1. With ``embedded`` (a predicate) the rule is coverage-aware."""
-    wv, wk = weights if vector and kw else (1.0, 1.0)
+    One ranking alone has weight 1. ``both``: whether both halves searched (default: both found
+    something); a half that searched and found nothing keeps its weight, so a hit only one half found
+    does not score as high as one both found (hits of two workspaces are merged by score).
+    With ``embedded`` (a predicate) the rule is coverage-aware."""
+    wv, wk = weights if (bool(vector and kw) if both is None else both) else (1.0, 1.0)
     aware = embedded is not None and coverage < 1.0
     out: dict[int, list[float]] = {}
     for rank, cid in enumerate(vector, 1):
@@ -82,7 +85,7 @@ def rrf(vector: list[int], kw: list[int], k: int = RRF_K, *, weights: tuple[floa
         part = out.setdefault(cid, [0.0, 0.0])
         part[1] += wk / (k + rank)
         if aware and not embedded(cid):
-            part[0] += (wv if vector else 1.0) / (k + rank)  # its best guess of a vector rank
+            part[0] += wv / (k + rank)  # its best guess of a vector rank
     return {cid: (v + w, v, w) for cid, (v, w) in out.items()}
 
 
@@ -111,7 +114,8 @@ def fuse(index: "Index", query: str, rec: "Recall", rule: Fusion) -> dict[int, t
     weights = (rule.vector_weight, rule.keyword_weight)
     aware = (dict(coverage=rec.coverage or 0.0, embedded=rec.embedded)
              if rule.coverage_aware and rec.coverage is not None else {})
-    fused = rrf(vec, kw, weights=weights, **aware)
+    both = rec.coverage is not None and rec.keyword_searched  # both halves ran, whatever each found
+    fused = rrf(vec, kw, weights=weights, both=both, **aware)
     rare = index.rare_term_chunks(query, rule.rare) & set(kw[:RARE_TOP]) if rule.rare and kw and vec else set()
     _boost_rare(fused, rare, rule.vector_weight)
     if rule.note and fused:
@@ -119,7 +123,7 @@ def fuse(index: "Index", query: str, rec: "Recall", rule: Fusion) -> dict[int, t
         note_aware = {**aware, "embedded": _note_embedded(rec, paths)} if aware else {}
         if aware and rule.note_coverage and rec.note_coverage is not None:
             note_aware["coverage"] = rec.note_coverage  # note ranks among the notes with a vector
-        notes = rrf(_note_ranking(vec, paths), [p for p, _ in rec.notes or ()], weights=weights, **note_aware)
+        notes = rrf(_note_ranking(vec, paths), [p for p, _ in rec.notes or ()], weights=weights, both=both, **note_aware)
         # the same rule over notes, for a term rare in the workspace as a whole as well
         note_df = min(rule.rare, int(index.chunk_total() * RARE_SHARE)) if rare else 0
         if note_df == rule.rare:  # rare in the workspace too: the chunks found above
