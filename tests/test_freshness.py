@@ -49,9 +49,9 @@ def test_hand_edits_reach_search_without_any_walk(ws, watched, monkeypatch):
 
 
 def test_queries_do_not_walk_while_the_watcher_takes_its_first_walk(ws, monkeypatch):
-    """A server's first searches come while its watcher starts (its first walk: ~0.5 s at 100k files):
-    they answer from the warm-up's sync instead of walking too, and an edit made meanwhile arrives
-    with the watcher's walk."""
+    """A server's searches while its watcher starts (its first walk: ~0.5 s at 100k files) answer from
+    the last sync instead of walking too, once there was one; an edit made meanwhile arrives with the
+    watcher's walk."""
     import threading
 
     from reme_cc.index import sync as sync_mod
@@ -69,10 +69,13 @@ def test_queries_do_not_walk_while_the_watcher_takes_its_first_walk(ws, monkeypa
         return sync_mod.walk(root)
 
     try:
-        index.sync()  # the warm-up's sync
         monkeypatch.setattr("reme_cc.index.core.walk", query_walk)
         index._watcher = watch_mod.Watcher(ws.root, sync_mod.WALK_LAYERS, lambda m: None, watcher_walk)
         index._watcher.start()
+        # a query before this process ever synced (the server's first search may come before the
+        # warm-up's sync step) walks: else it would search whatever the index held when it last ran
+        assert _paths(index, "alpha") == ["digest/wiki/a.md"] and walks == ["MainThread"]
+        walks.clear()
         index._last_sync -= 5  # long enough ago that a walking query would walk
         (ws.root / "digest" / "wiki" / "b.md").write_text("# B\nzebrafish here\n", encoding="utf-8")
         assert _paths(index, "alpha") == ["digest/wiki/a.md"] and walks == []

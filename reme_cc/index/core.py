@@ -168,6 +168,7 @@ class Index:
         self._conn, self.mode = catalog.connect(self.metadata)
         self._writer = self._make_lock()
         self._last_sync = 0.0
+        self._synced = False  # this process has compared the files with the index at least once
         self._catalog_cache: tuple[Any, dict[str, tuple[int, int]], set[str]] | None = None
         self._closed = False
         self.model_id = emb.model_id_for(config)  # validates config.embedding early
@@ -221,6 +222,7 @@ class Index:
             catalog.remove_db_files(self.metadata)
             self._conn, self.mode = catalog.connect(self.metadata)
         self._last_sync = 0.0
+        self._synced = False
         self._catalog_cache = None
         if self._vectors is not None:
             self._vectors = VectorStore(self.metadata, self.model_id or "", None)
@@ -265,6 +267,7 @@ class Index:
         if todo:
             self._write(todo, None, report)  # paths as of the writer lock
         self._last_sync = time.monotonic()
+        self._synced = True
         report.seconds = time.perf_counter() - t0
         return report
 
@@ -366,8 +369,10 @@ class Index:
         if self._bg_write is not None and self._bg_write.is_alive():
             return  # a burst is being indexed; queries answer from the index as it is meanwhile
         w = self._watcher
-        if w is not None and w.starting:
-            return  # its first walk, under way, brings what changed (a walk here too: ~0.5-1 s at 100k files)
+        if w is not None and w.starting and self._synced:
+            # its first walk, under way, brings what changed since (a walk here too: ~0.5-1 s at 100k
+            # files); a query before any sync of this process walks, or it would search a stale index
+            return
         if w is not None:
             changes = w.take()
             if not changes.walk:
@@ -444,7 +449,7 @@ class Index:
         if progress:
             progress(0, len(disk))
         self._write(dict(disk), set(disk), report, progress)
-        self._last_sync = time.monotonic()
+        self._last_sync, self._synced = time.monotonic(), True
         if self._bm25 is not None:  # build + save the BM25 snapshot now, so the next process just loads it
             try:
                 self._bm25.build(use_snapshot=False)
