@@ -345,9 +345,9 @@ class Index:
 
     def watch(self, wait: float = 0.0) -> dict[str, object]:
         """Learn about changed files from the OS from now on (a long-lived process: the MCP server)
-        instead of walking before queries; until the watches are in place queries answer from the
-        last sync (the watcher's first walk then brings what changed), and whenever they fail queries
-        walk as before. ``wait``: seconds to wait for the watches (tests)."""
+        instead of walking before queries; until the watches are in place queries answer from this
+        process's last sync (the watcher's first walk then brings what changed; before any, they walk),
+        and whenever they fail queries walk as before. ``wait``: seconds to wait for the watches (tests)."""
         if self._watcher is None and self.mode == "rw":
             self._watcher = Watcher(self.ws.root, WALK_LAYERS, lambda m: index_log(self.metadata, m), walk)
         if self._watcher is not None:
