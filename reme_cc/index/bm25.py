@@ -475,7 +475,6 @@ class State:
         paths = self.note_paths
         return sorted(((paths[i], s) for i, s in zip(pos.tolist(), acc[pos].tolist())), key=lambda x: (-x[1], x[0]))[:k]
 
-
     def _note_term(self, t: int, n_notes: int, kpart: np.ndarray) -> tuple[tuple[np.ndarray, np.ndarray], int]:
         """((note ids holding term t, idf * BM25 weight of t in each), size): the notes' term
         frequencies are their live chunks' summed (exact integers in float64)."""
@@ -524,9 +523,9 @@ def top_positions(acc: np.ndarray, k: int, rank: Callable[[], np.ndarray] | None
     if len(pos) > k:
         vals = acc[pos]
         kth = -np.partition(-vals, k - 1)[k - 1]  # the k-th largest (this side: ~10x faster when most scores tie)
-        pos = pos[vals >= kth]  # the k best and every tie with the k-th
+        keep = vals >= kth
+        pos, vals = pos[keep], vals[keep]  # the k best and every tie with the k-th
         if rank is not None and len(pos) > k:
-            vals = acc[pos]
             above, tied = pos[vals > kth], pos[vals == kth]
             need = k - len(above)  # >= 1: fewer than k scores are above the k-th
             if need < len(tied):

@@ -654,7 +654,7 @@ class Index:
         another, then vector top-k (date range and folder applied to both); with ``notes`` also the top-k
         notes by whole-note BM25 (read in the same transaction as the chunks). Embedding failures leave the
         vector half empty with a warning; ``coverage`` is the share of chunks that have a vector now."""
-        out = Recall()
+        out = Recall(keyword_searched="keyword" in modes)
         vectors = self._vectors if "vector" in modes else None
         qvec: dict[str, Any] = {}
         worker = None
@@ -673,7 +673,6 @@ class Index:
         def keyword_and_filter(conn: sqlite3.Connection) -> tuple[list[tuple[int, float]], list[int] | None, int]:
             kw: list[tuple[int, float]] = []
             if "keyword" in modes:
-                out.keyword_searched = True
                 # a folder filter (the dream's recall over digest/) is answered exactly by FTS5
                 kw = (keyword.search_chunks(conn, query, k, start, end, keyword.like_prefix(folder)) if folder
                       else self._keyword_search(conn, query, k, start, end))

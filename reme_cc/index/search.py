@@ -76,7 +76,9 @@ def rrf(vector: list[int], kw: list[int], k: int = RRF_K, *, weights: tuple[floa
     something); a half that searched and found nothing keeps its weight, so a hit only one half found
     does not score as high as one both found (hits of two workspaces are merged by score).
     With ``embedded`` (a predicate) the rule is coverage-aware."""
-    wv, wk = weights if (bool(vector and kw) if both is None else both) else (1.0, 1.0)
+    if both is None:
+        both = bool(vector and kw)
+    wv, wk = weights if both else (1.0, 1.0)
     aware = embedded is not None and coverage < 1.0
     out: dict[int, list[float]] = {}
     for rank, cid in enumerate(vector, 1):

@@ -148,10 +148,16 @@ def prepare(ws_root: Path, path: str, stat: tuple[int, int], config: Config) -> 
 
     mtime_ns, size = stat
     out = Prepared(path, stat)
-    if not wants_chunks(path, size, config):
+
+    def listed_only(why: dict[str, Any] | None = None) -> Prepared:  # catalogued, never searchable
         out.indexed = False
+        if why:
+            out.extra = json.dumps(why)  # status names the file, and why
         out.date = file_date(path, {}, mtime_ns)
         return out
+
+    if not wants_chunks(path, size, config):
+        return listed_only()
     try:
         with open(ws_root / path, "rb") as fh:
             links = os.fstat(fh.fileno()).st_nlink
@@ -160,10 +166,7 @@ def prepare(ws_root: Path, path: str, stat: tuple[int, int], config: Config) -> 
         out.vanished = True  # gone between walk and read: apply_changes treats it as deleted
         return out
     if links > 1:  # may be a file anywhere on the disk (Workspace.existing_file): listed, never shown
-        out.indexed = False
-        out.extra = json.dumps({HARD_LINK_KEY: links})
-        out.date = file_date(path, {}, mtime_ns)
-        return out
+        return listed_only({HARD_LINK_KEY: links})
     out.hash = hashlib.sha256(data).hexdigest()
     if path.lower().endswith(DOCUMENT_EXTS):
         # cached by content hash, bounded in time and memory; "" (no chunks) when it has no text
@@ -173,10 +176,7 @@ def prepare(ws_root: Path, path: str, stat: tuple[int, int], config: Config) -> 
     is_md = path.lower().endswith((".md", ".markdown"))
     conflicts = conflict_lines(text) if is_md else []
     if conflicts:  # half of two versions: listed and reported (status), never searchable content
-        out.indexed = False
-        out.extra = json.dumps({CONFLICT_KEY: conflicts})
-        out.date = file_date(path, {}, mtime_ns)
-        return out
+        return listed_only({CONFLICT_KEY: conflicts})
     if is_md:
         note = parse_note(text)
         meta = note.meta if isinstance(note.meta, dict) else {}
@@ -381,5 +381,6 @@ def apply_changes(
         if progress:
             progress(done, total)
     if any(p.lower().endswith(DOCUMENT_EXTS) for p in todo):  # a document changed or went: its old text too
+        is_doc = " OR ".join("lower(path) LIKE ?" for _ in DOCUMENT_EXTS)
         prune_cache(ws_root, {r[0] for r in conn.execute(
-            "SELECT hash FROM files WHERE hash IS NOT NULL AND (lower(path) LIKE '%.pdf' OR lower(path) LIKE '%.docx')")})
+            f"SELECT hash FROM files WHERE hash IS NOT NULL AND ({is_doc})", [f"%{ext}" for ext in DOCUMENT_EXTS])})

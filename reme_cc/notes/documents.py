@@ -13,8 +13,9 @@ report or a file still being written can cost at most that, never hang or crash 
 hook or the dream). Its result -- text or the reason there is none (encrypted, no text layer,
 damaged, not a Word document, too slow, too big) -- is cached under ``metadata/extract/`` keyed by
 the content hash, so an unchanged file is never extracted twice, whoever asks first, and pruned when
-a sync changes or removes documents (``prune_cache``). The cache holds the raw text; ``text_view`` redacts secrets on the way out (before any text reaches the index,
-a tool result or a model), so a change of the redaction patterns needs no re-extraction.
+a sync changes or removes documents (``prune_cache``). The cache holds the raw text; ``text_view``
+redacts secrets on the way out (before any text reaches the index, a tool result or a model), so a
+change of the redaction patterns needs no re-extraction.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ import os
 import re
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -88,8 +90,6 @@ def prune_cache(ws_root: Path, keep: set[str], min_age_s: float = 600.0) -> int:
     """Delete cached extractions of content no file has any more (``keep``: the documents' current
     hashes), so the cache follows the documents instead of growing with every version. Entries younger
     than ``min_age_s`` stay: another process may have just extracted a file it has not indexed yet."""
-    import time
-
     removed, now = 0, time.time()
     try:
         entries = list(os.scandir(Path(ws_root) / CACHE_DIR))
