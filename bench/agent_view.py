@@ -222,6 +222,9 @@ qs = json.load(open(sys.argv[3], encoding="utf-8"))
 idx = Index(Workspace(sys.argv[2]), Config().replace(embedding="none"), background_embedding=False)
 idx._bm25.wait_ready(300)
 run_search(idx, qs[0], 5, modes=("keyword",))
+if getattr(idx, "_links", None) is not None:  # the link graph, built at a server's warm-up (not in older code)
+    idx.warm_links()
+    idx._links.wait_ready(300)
 lat = []
 for q in qs:
     idx._last_sync = time.monotonic()  # the freshness check is measured through MCP above

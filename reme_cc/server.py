@@ -102,6 +102,7 @@ class Runtime:
             ("catch-up", self._housekeeping),  # backlog -> the embedding worker; idle release
             ("jieba", keyword.warm_up),        # the shared dictionary table, for the first CJK query
             ("parsers", sync.warm_up),         # for the first edit the watcher reports
+            ("links", index.warm_links),       # the link graph for search's expansion (a thread of its own)
             ("trim", index.trim_memory),       # what the warm-up (and FTS5 answers meanwhile) left in the heap
         ]
 

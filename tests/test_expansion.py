@@ -1,5 +1,6 @@
-"""Search expands all its hits in one batch of queries, with the same neighbors as one hit at a time,
-and loads all its hits' rows in one query."""
+"""Search expands its hits from the link graph in memory (or, while that is being built, from the
+database in one batch of queries), with the same neighbors as one hit at a time, and loads all its
+hits' rows in one query."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ import pytest
 
 from reme_cc.config import Config
 from reme_cc.index import Hit, Index, Neighbor
-from reme_cc.index.graph import EXPANSION_CAP, neighbors
+from reme_cc.index import catalog
+from reme_cc.index.graph import EXPANSION_CAP, Adjacency, LinkGraph, neighbors
 
 
 @pytest.fixture
@@ -33,7 +35,7 @@ def test_expansion_costs_the_same_queries_for_one_hit_or_ten(ws, idx):
         n_many = len(statements)
     finally:
         idx._conn.set_trace_callback(None)
-    assert n_one == n_many == 2
+    assert n_one == n_many == 3  # outlinks, inlinks, the neighbors' names
     assert many["digest/wiki/n0.md"] == one["digest/wiki/n0.md"]
     outs, n_out, ins, n_in = many["digest/wiki/n3.md"]
     assert [(n.path, n.predicate, n.exists) for n in outs] == [("digest/wiki/n4.md", "rel", True), ("missing-3", "rel", False)]
@@ -84,9 +86,10 @@ def test_batched_expansion_and_rows_equal_one_hit_at_a_time(ws, idx):
     paths = [r[0] for r in idx._conn.execute("SELECT path FROM files ORDER BY path")]
     assert len(paths) > 15
     batch = neighbors(idx._conn, paths + paths[:3])
+    graph = Adjacency.of(idx._conn)  # every link, as the in-memory graph holds them
     assert set(batch) == set(paths)
     for p in paths:
-        assert batch[p] == _neighbors_one_by_one(idx._conn, p), p
+        assert batch[p] == graph.expansion(p) == _neighbors_one_by_one(idx._conn, p), p
     hub = batch["digest/wiki/hub.md"]
     assert hub[1] > EXPANSION_CAP and hub[3] > EXPANSION_CAP and len(hub[0]) == len(hub[2]) == EXPANSION_CAP
     assert ("nowhere", None, None, False) in [(n.path, n.name, n.description, n.exists)
@@ -95,13 +98,15 @@ def test_batched_expansion_and_rows_equal_one_hit_at_a_time(ws, idx):
 
     ids = [r[0] for r in idx._conn.execute("SELECT id FROM chunks ORDER BY path DESC, id")]
     ranked = [(cid, (1.0 / (i + 1), 0.25 / (i + 1), 0.75 / (i + 1))) for i, cid in enumerate(ids + [10 ** 9])]
+    idx.warm_links()
+    assert idx._links.wait_ready(30)
     statements: list[str] = []
     idx._conn.set_trace_callback(statements.append)
     try:
         hits = idx.load_hits(ranked)
     finally:
         idx._conn.set_trace_callback(None)
-    assert len(statements) == 3  # rows (with projects), outlinks, inlinks
+    assert len(statements) == 2  # rows (with projects), and the database's version the link graph holds for
     want = []
     for cid, (score, v, w) in ranked:
         row = idx._conn.execute("SELECT path, start_line, end_line, text FROM chunks WHERE id = ?", (cid,)).fetchone()
@@ -114,3 +119,66 @@ def test_batched_expansion_and_rows_equal_one_hit_at_a_time(ws, idx):
         want.append(h)
     assert hits == want and len(hits) == len(ids)
     assert {json.dumps(h.project) for h in hits} == {'"app"', '["app", "web"]', "null"}
+
+
+def _links_shown(idx, query):
+    return {h.path: ([n.path for n in h.outlinks], [n.path for n in h.inlinks]) for h in idx.search(query, limit=10).results}
+
+
+def test_the_link_graph_never_shows_a_stale_link(ws, idx):
+    """An edit (here, or in another process) moves the database on: until the graph is rebuilt in the
+    background the expansion comes from the database, so the next search shows the new link."""
+    ws.write_text("digest/wiki/a.md", "# A\nwombat a\n\n[[digest/wiki/b.md]]\n")
+    ws.write_text("digest/wiki/b.md", "# B\nwombat b\n")
+    ws.write_text("digest/wiki/c.md", "# C\nwombat c\n")
+    idx.sync()
+    idx.warm_links()
+    assert idx._links.wait_ready(30)
+    built = idx._links._state[0]
+    assert _links_shown(idx, "wombat")["digest/wiki/b.md"] == ([], ["digest/wiki/a.md"])
+
+    other = Index(ws, Config.load(ws.root), background_embedding=False)  # another window writes
+    try:
+        ws.write_text("digest/wiki/c.md", "# C\nwombat c\n\nsee:: [[digest/wiki/b.md]]\n")
+        other.sync()
+    finally:
+        other.close()
+    idx._links._not_before = float("inf")  # no rebuild yet: the database must answer
+    idx._last_sync = __import__("time").monotonic()  # and no walk of this process: the change is another's
+    shown = _links_shown(idx, "wombat")
+    assert shown["digest/wiki/b.md"] == ([], ["digest/wiki/a.md", "digest/wiki/c.md"])
+    assert shown["digest/wiki/c.md"] == (["digest/wiki/b.md"], [])
+    assert idx._links._state[0] == built  # still the old graph, never used
+
+    idx._links._not_before = 0.0
+    idx.search("wombat")  # stale: starts the rebuild
+    assert idx._links.wait_ready(30) and idx._links._state[0] == idx.read(catalog.version)
+    assert _links_shown(idx, "wombat") == shown
+
+
+def test_a_graph_past_its_size_limit_is_not_kept(ws, idx, monkeypatch):
+    for i in range(6):
+        ws.write_text(f"digest/wiki/n{i}.md", f"# N{i}\nferret {i}\n\n[[digest/wiki/n{(i + 1) % 6}.md]]\n")
+    idx.sync()
+    monkeypatch.setattr(LinkGraph, "MAX_LINKS", 5)
+    idx.warm_links()
+    idx._links.wait_ready(30)
+    build = idx._links.last_build
+    assert not idx._links.ready and build["links"] == 6
+    idx._links._not_before = 0.0
+    shown = _links_shown(idx, "ferret")
+    assert shown["digest/wiki/n0.md"] == (["digest/wiki/n1.md"], ["digest/wiki/n5.md"])
+    idx._links.wait_ready(30)
+    assert idx._links.last_build is build  # the database's version has not moved: no rebuild per search
+
+
+def test_an_idle_window_lets_go_of_the_graph(ws, idx):
+    ws.write_text("digest/wiki/a.md", "# A\nbadger\n\n[[digest/wiki/b.md]]\n")
+    ws.write_text("digest/wiki/b.md", "# B\nbadger b\n")
+    idx.sync()
+    idx.warm_links()
+    assert idx._links.wait_ready(30)
+    assert idx.status()["link_graph"]["ready"]
+    assert idx.release_idle(idle=0.0)
+    assert not idx._links.ready
+    assert _links_shown(idx, "badger")["digest/wiki/b.md"] == ([], ["digest/wiki/a.md"])  # the database answers

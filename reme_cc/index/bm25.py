@@ -852,14 +852,6 @@ class BM25Index:
     def ready(self) -> bool:
         return self._state is not None
 
-    def _reader(self) -> sqlite3.Connection:
-        uri = (self.metadata / catalog.DB_NAME).resolve().as_uri()  # percent-escapes '?', '#', '%' in the path
-        flags = "mode=ro&immutable=1" if self.mode == "ro" else "mode=ro"
-        conn = sqlite3.connect(f"{uri}?{flags}", uri=True, timeout=10.0, isolation_level=None,
-                               check_same_thread=False)
-        conn.execute("PRAGMA busy_timeout=10000")
-        return conn
-
     def _build_bg(self) -> None:
         try:
             self.build(use_snapshot=True)
@@ -874,7 +866,7 @@ class BM25Index:
     def build(self, use_snapshot: bool = True, save: bool = True) -> State:
         """Load (snapshot + deltas) or build the state from the database and swap it in."""
         t0 = time.perf_counter()
-        conn = self._reader()
+        conn = catalog.reader(self.metadata, self.mode)
         try:
             conn.execute("BEGIN")
             try:
@@ -1009,9 +1001,7 @@ class BM25Index:
             return state.paths_of(ids)
 
     def _refresh(self, conn: sqlite3.Connection, state: State) -> bool:
-        # generation AND db_id: a re-created database counts its generations from 0 again
-        meta = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('generation', 'db_id')").fetchall())
-        if int(meta.get("generation") or 0) == state.generation and (meta.get("db_id") or "") == state.db_id:
+        if catalog.version(conn) == (state.db_id, state.generation):
             return True
         conn.execute("BEGIN")
         try:

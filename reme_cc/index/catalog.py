@@ -130,6 +130,15 @@ def connect(metadata: Path) -> tuple[sqlite3.Connection, str]:
     raise DamagedIndex("the index could not be rebuilt")
 
 
+def reader(metadata: Path, mode: str) -> sqlite3.Connection:
+    """A read-only connection of a background thread's own (``mode`` "ro": a read-only filesystem)."""
+    uri = (metadata / DB_NAME).resolve().as_uri()  # percent-escapes '?', '#', '%' in the path
+    flags = "mode=ro&immutable=1" if mode == "ro" else "mode=ro"
+    conn = sqlite3.connect(f"{uri}?{flags}", uri=True, timeout=10.0, isolation_level=None, check_same_thread=False)
+    conn.execute("PRAGMA busy_timeout=10000")
+    return conn
+
+
 @contextlib.contextmanager
 def transaction(conn: sqlite3.Connection) -> Iterator[sqlite3.Connection]:
     """``BEGIN IMMEDIATE`` … ``COMMIT``, or ``ROLLBACK`` on any exception: the one way the index writes,
@@ -201,6 +210,13 @@ def set_meta(conn: sqlite3.Connection, key: str, value: str) -> None:
 
 def generation(conn: sqlite3.Connection) -> int:
     return int(get_meta(conn, "generation", "0") or 0)
+
+
+def version(conn: sqlite3.Connection) -> tuple[str, int]:
+    """(db_id, generation), what an in-memory copy of the index holds for: a database re-created after
+    damage or a reindex counts its generations from 0 again."""
+    meta = dict(conn.execute("SELECT key, value FROM meta WHERE key IN ('generation', 'db_id')").fetchall())
+    return meta.get("db_id") or "", int(meta.get("generation") or 0)
 
 
 def bump_generation(conn: sqlite3.Connection) -> None:

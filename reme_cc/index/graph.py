@@ -1,12 +1,15 @@
-"""The wikilink graph, served from the links table: one-hop neighbors for search expansion and
-breadth-first traversal for the traverse tool."""
+"""The wikilink graph, from the links table: one-hop neighbors for search expansion (in memory,
+LinkGraph) and breadth-first traversal for the traverse tool."""
 
 from __future__ import annotations
 
 import sqlite3
-from typing import TYPE_CHECKING
+import threading
+import time
+from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import InvalidInputError, NotFoundError
+from . import catalog
 
 if TYPE_CHECKING:  # pragma: no cover
     from . import Graph, Neighbor
@@ -25,45 +28,160 @@ def _names(conn: sqlite3.Connection, paths: list[str]) -> dict[str, tuple[str | 
 
 
 Expansion = tuple[list["Neighbor"], int, list["Neighbor"], int]
+_NO_NAME = (None, None)
+_LINKS = "SELECT source, target, resolved_path, predicate FROM links"
+_ORDER = " ORDER BY source, line, rowid"
+
+
+class Adjacency:
+    """Distinct one-hop neighbors per path as search shows them: outlinks in line order, inlinks by
+    source path, a link with a predicate preferred to a plain one to the same note; and the names and
+    descriptions of the neighbors that are files."""
+
+    def __init__(self) -> None:
+        self.out: dict[str, Any] = {}  # source -> ((neighbor, predicate, resolved), ...)
+        self.inn: dict[str, Any] = {}  # resolved target -> ((source, predicate, True), ...)
+        self.names: dict[str, tuple[str | None, str | None]] = {}
+
+    @classmethod
+    def of(cls, conn: sqlite3.Connection, paths: list[str] | None = None) -> "Adjacency":
+        """The links of ``paths`` (both directions), or every link (one scan of the table)."""
+        adj = cls()
+        if paths is None:
+            rows = conn.execute(_LINKS + _ORDER).fetchall()
+            adj._add(rows, rows)
+        for start in range(0, len(paths or ()), 900):
+            part = paths[start : start + 900]  # type: ignore[index]
+            marks = ",".join("?" * len(part))
+            adj._add(conn.execute(f"{_LINKS} WHERE source IN ({marks}){_ORDER}", part),
+                     conn.execute(f"{_LINKS} WHERE resolved_path IN ({marks}){_ORDER}", part))
+        ends = {k for d in adj.out.values() for k in d} | {k for d in adj.inn.values() for k in d}
+        adj.names = {p: n for p, n in _names(conn, list(ends)).items() if n != _NO_NAME}
+        adj._freeze()
+        return adj
+
+    def _add(self, out_rows: Any, in_rows: Any) -> None:
+        """Link rows (source, target, resolved_path, predicate) in (source, line, rowid) order: the
+        outlinks of their sources, and the inlinks of their resolved targets."""
+        for source, target, resolved, predicate in out_rows:
+            key = resolved or target
+            mine = self.out.setdefault(source, {})
+            if key not in mine or (mine[key][0] is None and predicate):
+                mine[key] = (predicate, resolved is not None)
+        for source, _target, resolved, predicate in in_rows:
+            if resolved is None or resolved == source:
+                continue
+            into = self.inn.setdefault(resolved, {})
+            if source not in into or (into[source] is None and predicate):
+                into[source] = predicate
+
+    def _freeze(self) -> None:
+        """Dicts into tuples, each path string held once (10 MB instead of 17 at 25k links)."""
+        one: dict[str, str] = {}
+        path = lambda p: one.setdefault(p, p)  # noqa: E731
+        self.out = {path(s): tuple((path(k), pred, res) for k, (pred, res) in d.items()) for s, d in self.out.items()}
+        self.inn = {path(t): tuple((path(k), pred, True) for k, pred in d.items()) for t, d in self.inn.items()}
+        self.names = {path(p): n for p, n in self.names.items()}
+
+    def expansion(self, path: str, cap: int = EXPANSION_CAP) -> Expansion:
+        from . import Neighbor
+
+        names = self.names
+        o, i = self.out.get(path, ()), self.inn.get(path, ())
+        return ([Neighbor(k, *names.get(k, _NO_NAME), pred, res) for k, pred, res in o[:cap]], len(o),
+                [Neighbor(k, *names.get(k, _NO_NAME), pred, res) for k, pred, res in i[:cap]], len(i))
 
 
 def neighbors(conn: sqlite3.Connection, paths: list[str], cap: int = EXPANSION_CAP) -> dict[str, Expansion]:
     """{path: (outlinks[:cap], total distinct outlinks, inlinks[:cap], total distinct inlinks)} for every
-    path, in two queries whatever the number of paths (outlinks and inlinks, each with its neighbors'
-    names joined): search expands all its hits at once instead of paying look-ups per hit."""
-    from . import Neighbor
-
+    path, from the database in three queries (outlinks, inlinks, names) whatever the number of paths."""
     uniq = list(dict.fromkeys(paths))
-    Link = tuple[str | None, bool, str | None, str | None]  # predicate, resolved, name, description
-    outs: dict[str, dict[str, Link]] = {p: {} for p in uniq}
-    ins: dict[str, dict[str, Link]] = {p: {} for p in uniq}
-    for start in range(0, len(uniq), 900):
-        part = uniq[start : start + 900]
-        marks = ",".join("?" * len(part))
-        for source, target, resolved, predicate, name, description in conn.execute(
-            "SELECT l.source, l.target, l.resolved_path, l.predicate, f.name, f.description FROM links l "
-            f"LEFT JOIN files f ON f.path = COALESCE(NULLIF(l.resolved_path, ''), l.target) WHERE l.source IN ({marks}) "
-            "ORDER BY l.source, l.line, l.rowid", part
-        ):
-            key = resolved or target
-            mine = outs[source]
-            if key not in mine or (mine[key][0] is None and predicate):
-                mine[key] = (predicate, resolved is not None, name, description)
-        for resolved, source, predicate, name, description in conn.execute(
-            "SELECT l.resolved_path, l.source, l.predicate, f.name, f.description FROM links l "
-            f"LEFT JOIN files f ON f.path = l.source WHERE l.resolved_path IN ({marks}) "
-            "AND l.source != l.resolved_path ORDER BY l.resolved_path, l.source, l.line, l.rowid", part
-        ):
-            mine = ins[resolved]
-            if source not in mine or (mine[source][0] is None and predicate):
-                mine[source] = (predicate, True, name, description)
-    result: dict[str, Expansion] = {}
-    for p in uniq:
-        o, i = outs[p], ins[p]
-        out_list = [Neighbor(k, name, desc, pred, res) for k, (pred, res, name, desc) in list(o.items())[:cap]]
-        in_list = [Neighbor(k, name, desc, pred, res) for k, (pred, res, name, desc) in list(i.items())[:cap]]
-        result[p] = (out_list, len(o), in_list, len(i))
-    return result
+    adj = Adjacency.of(conn, uniq)
+    return {p: adj.expansion(p, cap) for p in uniq}
+
+
+class LinkGraph:
+    """The workspace's whole link graph in memory, for search's expansion (its queries were a quarter
+    of a keyword search's time). It holds for one database state (db_id, generation): when the
+    generation moves it is rebuilt in a background thread (0.15 s at 25k links), and ``neighbors``
+    asks the database meanwhile, so an expansion never shows a stale link. Past MAX_LINKS links it
+    is not kept (~400 bytes a link) and the database answers."""
+
+    MAX_LINKS = 100_000
+
+    def __init__(self, connect: Callable[[], sqlite3.Connection]) -> None:
+        self._connect = connect  # a read-only connection of the background thread's own
+        self._state: tuple[tuple[str, int], Adjacency | None] | None = None
+        self._thread: threading.Thread | None = None
+        self._not_before = 0.0  # builds are spaced (a bulk import moves the generation many times)
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self.last_build: dict[str, Any] = {}
+
+    def neighbors(self, conn: sqlite3.Connection, paths: list[str], cap: int = EXPANSION_CAP) -> dict[str, Expansion]:
+        uniq = list(dict.fromkeys(paths))
+        key, state = catalog.version(conn), self._state
+        adj = state[1] if state is not None and state[0] == key else None
+        if adj is None:
+            if state is None or state[0] != key:
+                self.start()
+            adj = Adjacency.of(conn, uniq)
+        return {p: adj.expansion(p, cap) for p in uniq}
+
+    def start(self) -> None:
+        """Build in the background unless a build is under way or one finished less than a moment ago."""
+        with self._lock:
+            t = self._thread
+            if self._stop.is_set() or (t is not None and t.is_alive()) or time.monotonic() < self._not_before:
+                return
+            self._thread = threading.Thread(target=self._build, name="reme-links", daemon=True)
+            self._thread.start()
+
+    def _build(self) -> None:
+        t0 = time.perf_counter()
+        try:
+            conn = self._connect()
+            try:
+                conn.execute("BEGIN")  # one snapshot: the version and the links it holds
+                key = catalog.version(conn)
+                n = conn.execute("SELECT COUNT(*) FROM links").fetchone()[0]
+                adj = Adjacency.of(conn) if n <= self.MAX_LINKS else None
+                conn.execute("COMMIT")
+            finally:
+                conn.close()
+        except sqlite3.Error as exc:  # the database answers expansions meanwhile; tried again later
+            self.last_build = {"error": str(exc)}
+            self._not_before = time.monotonic() + 30.0
+            return
+        took = time.perf_counter() - t0
+        if not self._stop.is_set():
+            self._state = (key, adj)
+        self.last_build = {"links": n, "kept": adj is not None, "s": round(took, 3)}
+        self._not_before = time.monotonic() + max(1.0, 5 * took)  # at most ~20 % of a core on rebuilds
+
+    def wait_ready(self, timeout: float = 60.0) -> bool:
+        """Block until a build under way is in (tests, benchmarks)."""
+        t = self._thread
+        if t is not None:
+            t.join(timeout)
+        return self.ready
+
+    @property
+    def ready(self) -> bool:
+        return self._state is not None and self._state[1] is not None
+
+    def info(self) -> dict[str, Any]:
+        return {"ready": self.ready, "last_build": self.last_build}
+
+    def discard(self) -> None:
+        """Forget the graph (an idle window's memory); the next expansion asks the database and rebuilds."""
+        self._state = None
+
+    def close(self) -> None:
+        self._stop.set()
+        t = self._thread
+        if t is not None and t.is_alive():
+            t.join(timeout=10)
 
 
 def traverse(conn: sqlite3.Connection, seeds: list[str], depth: int, direction: str) -> "Graph":
