@@ -147,7 +147,7 @@ class Segment:
         if self._wstamp[term] != avgdl:
             d = self.docs[a:b]
             fv = self.tf[a:b].astype(np.float64)
-            self._w[a:b] = (fv * (K1 + 1.0)) / (fv + self.k_part(avgdl)[d])
+            self._w[a:b] = (fv * (K1 + 1.0)) / (fv + self.k_part(avgdl).take(d))
             self._wstamp[term] = avgdl
         return self.docs[a:b], self._w[a:b]
 
@@ -381,7 +381,7 @@ class State:
         hits = 0
         for seg in self.segments:
             d, _ = seg.postings(t)
-            hits += len(d) if not seg.dead else int(np.count_nonzero(seg.live[d]))
+            hits += len(d) if not seg.dead else int(np.count_nonzero(seg.live.take(d)))
         if not hits:
             return None
         idf = math.log((n_rows - hits + 0.5) / (hits + 0.5))
@@ -479,21 +479,22 @@ class State:
         """((note ids holding term t, idf * BM25 weight of t in each), size): the notes' term
         frequencies are their live chunks' summed (exact integers in float64)."""
         m = len(self.note_paths)
-        tf = np.zeros(m, np.float64)
+        tf: np.ndarray | None = None
         for seg in self.segments:
             d, f = seg.postings(t)
-            if seg.dead and len(d):
-                keep = seg.live[d]
-                d, f = d[keep], f[keep]
-            if len(d):
-                tf += np.bincount(seg.note_of[d], weights=f, minlength=m)  # type: ignore[index]
-        hit = np.flatnonzero(tf)
+            if not len(d):
+                continue
+            if seg.dead:
+                f = f * seg.live.take(d)  # a dead chunk counts nothing (cheaper than dropping it)
+            got = np.bincount(seg.note_of.take(d), weights=f, minlength=m)  # type: ignore[union-attr]
+            tf = got if tf is None else tf + got
+        hit = np.flatnonzero(tf > 0.0) if tf is not None else np.zeros(0, np.int64)
         if not len(hit):
             return (hit, np.zeros(0, np.float64)), 1
         idf = math.log((n_notes - len(hit) + 0.5) / (len(hit) + 0.5))
         idf = idf if idf > 0.0 else 1e-6
-        f = tf[hit]
-        return (hit.astype(np.int32), idf * ((f * (K1 + 1.0)) / (f + kpart[hit]))), len(hit)
+        f = tf.take(hit)  # type: ignore[union-attr]
+        return (hit.astype(np.int32), idf * ((f * (K1 + 1.0)) / (f + kpart.take(hit)))), len(hit)
 
 
 def _string_ranks(strings: list[str]) -> np.ndarray:

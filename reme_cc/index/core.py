@@ -70,8 +70,8 @@ class LinkRecord:
     how: str                # exact | stem | ambiguous | missing
 
 
-@dataclass
-class Neighbor:
+@dataclass(frozen=True, slots=True)
+class Neighbor:  # frozen: the in-memory link graph hands the same ones to every search
     path: str
     name: str | None
     description: str | None

@@ -39,9 +39,8 @@ class Adjacency:
     descriptions of the neighbors that are files."""
 
     def __init__(self) -> None:
-        self.out: dict[str, Any] = {}  # source -> ((neighbor, predicate, resolved), ...)
-        self.inn: dict[str, Any] = {}  # resolved target -> ((source, predicate, True), ...)
-        self.names: dict[str, tuple[str | None, str | None]] = {}
+        self.out: dict[str, Any] = {}  # source -> {neighbor: (predicate, resolved)}, then its Neighbors
+        self.inn: dict[str, Any] = {}  # resolved target -> {source: predicate}, then its Neighbors
 
     @classmethod
     def of(cls, conn: sqlite3.Connection, paths: list[str] | None = None) -> "Adjacency":
@@ -56,8 +55,7 @@ class Adjacency:
             adj._add(conn.execute(f"{_LINKS} WHERE source IN ({marks}){_ORDER}", part),
                      conn.execute(f"{_LINKS} WHERE resolved_path IN ({marks}){_ORDER}", part))
         ends = {k for d in adj.out.values() for k in d} | {k for d in adj.inn.values() for k in d}
-        adj.names = {p: n for p, n in _names(conn, list(ends)).items() if n != _NO_NAME}
-        adj._freeze()
+        adj._freeze(_names(conn, list(ends)))
         return adj
 
     def _add(self, out_rows: Any, in_rows: Any) -> None:
@@ -75,21 +73,23 @@ class Adjacency:
             if source not in into or (into[source] is None and predicate):
                 into[source] = predicate
 
-    def _freeze(self) -> None:
-        """Dicts into tuples, each path string held once (10 MB instead of 17 at 25k links)."""
-        one: dict[str, str] = {}
-        path = lambda p: one.setdefault(p, p)  # noqa: E731
-        self.out = {path(s): tuple((path(k), pred, res) for k, (pred, res) in d.items()) for s, d in self.out.items()}
-        self.inn = {path(t): tuple((path(k), pred, True) for k, pred in d.items()) for t, d in self.inn.items()}
-        self.names = {path(p): n for p, n in self.names.items()}
-
-    def expansion(self, path: str, cap: int = EXPANSION_CAP) -> Expansion:
+    def _freeze(self, names: dict[str, tuple[str | None, str | None]]) -> None:
+        """Each path's neighbors as a tuple of (immutable) Neighbors, each path string held once."""
         from . import Neighbor
 
-        names = self.names
+        one: dict[str, str] = {}
+
+        def neighbor(path: str, predicate: str | None, resolved: bool) -> Neighbor:
+            return Neighbor(one.setdefault(path, path), *names.get(path, _NO_NAME), predicate, resolved)
+
+        self.out = {one.setdefault(s, s): tuple(neighbor(k, pred, res) for k, (pred, res) in d.items())
+                    for s, d in self.out.items()}
+        self.inn = {one.setdefault(t, t): tuple(neighbor(k, pred, True) for k, pred in d.items())
+                    for t, d in self.inn.items()}
+
+    def expansion(self, path: str, cap: int = EXPANSION_CAP) -> Expansion:
         o, i = self.out.get(path, ()), self.inn.get(path, ())
-        return ([Neighbor(k, *names.get(k, _NO_NAME), pred, res) for k, pred, res in o[:cap]], len(o),
-                [Neighbor(k, *names.get(k, _NO_NAME), pred, res) for k, pred, res in i[:cap]], len(i))
+        return list(o[:cap]), len(o), list(i[:cap]), len(i)
 
 
 def neighbors(conn: sqlite3.Connection, paths: list[str], cap: int = EXPANSION_CAP) -> dict[str, Expansion]:
