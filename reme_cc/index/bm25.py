@@ -106,8 +106,9 @@ class Segment:
     dead: int = 0
     note_of: np.ndarray | None = None  # int32 note (file) id per chunk, into State.note_paths
     _k: tuple[float, np.ndarray] | None = None
-    # per-posting BM25 weight f*(k1+1) / (f + k1*(1-b+b*D/avgdl)), computed per term on first use at
-    # the current avgdl (stamp per term): a query then costs one multiply-add per posting
+    # per-posting idf × BM25 weight f*(k1+1) / (f + k1*(1-b+b*D/avgdl)), computed per term on first
+    # use at the state's version (stamp per term; avgdl and idf change with it): a query then costs
+    # one addition per posting
     dead_idx: np.ndarray | None = None
     _rank: np.ndarray | None = None
     _w: np.ndarray | None = None
@@ -137,19 +138,19 @@ class Segment:
         a, b = int(self.indptr[term]), int(self.indptr[term + 1])
         return self.docs[a:b], self.tf[a:b]
 
-    def weighted(self, term: int, avgdl: float) -> tuple[np.ndarray, np.ndarray]:
-        """(docs, weights) of a term's postings at ``avgdl`` (bit-identical to fts5_aux.c's arithmetic)."""
+    def scored(self, term: int, avgdl: float, idf: float, version: int) -> tuple[np.ndarray, np.ndarray]:
+        """(docs, idf × BM25 weight) of a term's postings at a state ``version`` with this ``avgdl``
+        and ``idf`` (bit-identical to fts5_aux.c's arithmetic)."""
         if term + 1 >= len(self.indptr):
             return self.docs[:0], np.zeros(0, np.float64)
         if self._w is None or self._wstamp is None:
             self._w = np.empty(len(self.docs), np.float64)
-            self._wstamp = np.full(len(self.indptr) - 1, np.nan)
+            self._wstamp = np.full(len(self.indptr) - 1, -1, np.int64)
         a, b = int(self.indptr[term]), int(self.indptr[term + 1])
-        if self._wstamp[term] != avgdl:
-            d = self.docs[a:b]
+        if self._wstamp[term] != version:
             fv = self.tf[a:b].astype(np.float64)
-            self._w[a:b] = (fv * (K1 + 1.0)) / (fv + self.k_part(avgdl).take(d))
-            self._wstamp[term] = avgdl
+            self._w[a:b] = idf * ((fv * (K1 + 1.0)) / (fv + self.k_part(avgdl).take(self.docs[a:b])))
+            self._wstamp[term] = version
         return self.docs[a:b], self._w[a:b]
 
     def k_part(self, avgdl: float) -> np.ndarray:
@@ -358,17 +359,19 @@ class State:
         if all(i is None for i in idfs):
             return []
         lo, hi = start or "0000-00-00", end or "9999-99-99"
-        cands: list[tuple[float, str, int, int]] = []
+        found: list[tuple[Segment, np.ndarray, np.ndarray]] = []  # (segment, positions, their scores)
         for seg in self.segments:
-            if not seg.n:
-                continue
-            acc = np.zeros(seg.n, np.float64)
+            acc = None
             for t, idf in zip(terms, idfs):
                 if idf is None:
                     continue
-                d, w = seg.weighted(t, avgdl)
+                d, w = seg.scored(t, avgdl, idf, self.version)
                 if len(d):
-                    np.add.at(acc, d, idf * w)  # acc[d] += ..., the same double addition, fast path
+                    if acc is None:
+                        acc = np.zeros(seg.n, np.float64)
+                    np.add.at(acc, d, w)  # acc[d] += w, the same double additions, fast path
+            if acc is None:
+                continue  # no query term in this segment
             if seg.dead:
                 acc[seg.dead_idx] = 0.0
             if start or end:
@@ -376,10 +379,18 @@ class State:
                 r_lo, r_hi = bisect.bisect_left(seg.dates, lo), bisect.bisect_right(seg.dates, hi)
                 np.multiply(acc, (seg.date_idx >= r_lo) & (seg.date_idx < r_hi), out=acc)
             pos = top_positions(acc, k, seg.order_rank)
+            if len(pos):
+                found.append((seg, pos, acc[pos]))
+        if len(found) == 1:  # best score first, ties in the segment's (path, start_line, id) order
+            seg, pos, scores = found[0]
+            order = np.lexsort((seg.order_rank()[pos], -scores))[:k]
+            return list(zip(seg.ids[pos[order]].tolist(), scores[order].tolist()))
+        cands: list[tuple[float, str, int, int]] = []
+        for seg, pos, scores in found:
             paths = seg.paths
-            for s, pi, st, cid in zip(acc[pos].tolist(), seg.path_idx[pos].tolist(), seg.start[pos].tolist(),
-                                      seg.ids[pos].tolist()):
-                cands.append((-s, paths[pi], st, cid))
+            for sc, pi, st, cid in zip(scores.tolist(), seg.path_idx[pos].tolist(), seg.start[pos].tolist(),
+                                       seg.ids[pos].tolist()):
+                cands.append((-sc, paths[pi], st, cid))
         cands.sort()
         return [(cid, -neg) for neg, _p, _s, cid in cands[:k]]
 
@@ -487,8 +498,10 @@ class State:
         if folder:
             acc[~self.notes_below(folder)] = 0.0
         pos = top_positions(acc, k, self.note_rank)
+        scores = acc[pos]
+        order = np.lexsort((self.note_rank()[pos], -scores))[:k]  # best first, ties by path
         paths = self.note_paths
-        return sorted(((paths[i], s) for i, s in zip(pos.tolist(), acc[pos].tolist())), key=lambda x: (-x[1], x[0]))[:k]
+        return [(paths[i], sc) for i, sc in zip(pos[order].tolist(), scores[order].tolist())]
 
     def _note_term(self, t: int, n_notes: int, kpart: np.ndarray) -> tuple[tuple[np.ndarray, np.ndarray], int]:
         """((note ids holding term t, idf * BM25 weight of t in each), size): the notes' term
