@@ -17,13 +17,14 @@ Prints one JSON object:
   and its children 3 s after six searches; ``four_servers``: the same summed over four servers on one
   workspace, and their peak (VmHWM);
 * ``keyword_expansion_vs_reme_ai``: keyword-only search with link expansion, in-process, against
-  reme-ai's `search` job on the same corpus and queries (bench/remeai_side.py, own venv);
+  reme-ai's `search` job on the same corpus and queries (bench/remeai_side.py, own venv), one pass
+  of each per round (``--keyword-rounds``), every side in a process of its own kept running;
 * ``backlog``: with ``--backlog N`` chunks left without vectors, spaced searches while they are being
   embedded (the real model), against spaced searches with no backlog, and the embedding rate.
 
 ``--before DIR`` measures first search (through the launcher), idle server, four servers and the
-keyword search (alternating with ours, round by round) with another checkout's code too, in the same
-run, and prints the ratios after/before.
+keyword search (round by round with ours) with another checkout's code too, in the same run, and
+prints the ratios after/before.
 
 Wall times on a shared 2-core machine are noisy: the load average is printed at start and end.
 """
@@ -31,6 +32,7 @@ Wall times on a shared 2-core machine are noisy: the load average is printed at 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import random
@@ -225,66 +227,105 @@ run_search(idx, qs[0], 5, modes=("keyword",))
 if getattr(idx, "_links", None) is not None:  # the link graph, built at a server's warm-up (not in older code)
     idx.warm_links()
     idx._links.wait_ready(300)
-lat = []
-for q in qs:
-    idx._last_sync = time.monotonic()  # the freshness check is measured through MCP above
-    t = time.perf_counter()
-    run_search(idx, q, 5, modes=("keyword",))
-    lat.append((time.perf_counter() - t) * 1000)
+print(json.dumps({"ready": True}), flush=True)
+for _line in sys.stdin:
+    lat = []
+    for q in qs:
+        idx._last_sync = time.monotonic()  # the freshness check is measured through MCP above
+        t = time.perf_counter()
+        run_search(idx, q, 5, modes=("keyword",))
+        lat.append((time.perf_counter() - t) * 1000)
+    print(json.dumps({"search_ms": lat}), flush=True)
 idx.close()
-print(json.dumps(lat))
 """
 
 
-def keyword_ms(root: Path, qs_file: str, code: Path | None = None) -> list[float]:
-    """Keyword-only search with link expansion, limit 5, timed in a fresh process running ``code``'s
-    reme_cc (this checkout's by default) on the loaded in-memory BM25 index: ms per query."""
-    proc = subprocess.run([sys.executable, "-c", KEYWORD_LOOP, str(code or HERE.parent), str(root), qs_file],
-                          capture_output=True, text=True, timeout=900, cwd="/tmp", check=True)
-    return json.loads(proc.stdout.strip().splitlines()[-1])
-
-
 def keyword_vs_remeai(root: Path, qs: list[str], remeai_python: str, before: Path | None = None, rounds: int = 3) -> dict:
-    """Ours (and ``before``'s, alternating with ours round by round, so both see the same load) against
-    reme-ai's `search` job on the same queries, run between the rounds."""
+    """Keyword-only search with link expansion, limit 5, in-process on the loaded in-memory index:
+    ours, ``before``'s and reme-ai's `search` job on the same queries, each in a process of its own
+    kept running, one pass of the queries each per round, so all three see the same load (this
+    machine's speed drifts by tens of percent within minutes) and the same warm-up (the first pass
+    meets every query term for the first time)."""
     with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False, encoding="utf-8") as fh:
         json.dump(qs, fh, ensure_ascii=False)
-    lat: list[float] = []
-    old: list[float] = []
+    sides = {"ours": Side([sys.executable, "-c", KEYWORD_LOOP, str(HERE.parent), str(root), fh.name])}
+    if before:
+        sides["before"] = Side([sys.executable, "-c", KEYWORD_LOOP, str(before), str(root), fh.name])
+    sides["reme_ai"] = (Side([remeai_python, str(HERE / "remeai_side.py"), str(root), fh.name, "--rounds-on-stdin"])
+                        if Path(remeai_python).exists() else Side([], f"no {remeai_python} (see bench/README.md)"))
+    lat: dict[str, list[float]] = {name: [] for name in sides}
     out: dict = {"rounds": []}
     try:
         for r in range(rounds):
-            if r == rounds // 2:
-                out["reme_ai"] = remeai_search(root, fh.name, remeai_python)
-            lat += (mine := keyword_ms(root, fh.name))
-            got = {"ours_p50": round(pct(mine, .5), 3), "load": round(os.getloadavg()[0], 2)}
-            if before:
-                old += (theirs := keyword_ms(root, fh.name, before))
-                got["before_p50"] = round(pct(theirs, .5), 3)
+            got: dict = {"load": round(os.getloadavg()[0], 2)}
+            for name, side in sides.items():
+                if side.ok:
+                    lat[name] += (one := side.search_ms())
+                    got[f"{name}_p50"] = round(pct(one, .5), 3) if one else None
+                    if r == 0 and one:  # every query term met for the first time
+                        out[f"{name}_first_pass_ms"] = stats(one)
+            if got.get("reme_ai_p50") and got.get("ours_p50"):
+                got["speedup_p50"] = round(got["reme_ai_p50"] / got["ours_p50"], 2)
             out["rounds"].append(got)
     finally:
+        for side in sides.values():
+            side.close()
         os.unlink(fh.name)
-    out["ours_keyword_with_expansion_ms"] = ours = stats(lat)
-    if before:
-        out["before_keyword_with_expansion_ms"] = stats(old)
+    if not lat["ours"]:
+        raise SystemExit(f"our keyword loop failed: {sides['ours'].why}")
+    out["ours_keyword_with_expansion_ms"] = ours = stats(lat["ours"])
+    if before and lat["before"]:
+        out["before_keyword_with_expansion_ms"] = stats(lat["before"])
         out["speedup_over_before_p50"] = round(out["before_keyword_with_expansion_ms"]["p50"] / ours["p50"], 2)
-    side = out["reme_ai"].get("search_ms")
-    if side:
-        out["speedup_p50"] = round(side["p50"] / ours["p50"], 2)
-        out["speedup_p95"] = round(side["p95"] / ours["p95"], 2)
+    theirs = lat["reme_ai"]
+    out["reme_ai"] = {"search_ms": stats(theirs)} if theirs else {"skipped": sides["reme_ai"].why}
+    if theirs:
+        out["speedup_p50"] = round(pct(theirs, .5) / ours["p50"], 2)
+        out["speedup_p95"] = round(pct(theirs, .95) / ours["p95"], 2)
     return out
 
 
-def remeai_search(root: Path, qs_file: str, remeai_python: str) -> dict:
-    """reme-ai's side (bench/remeai_side.py in its own venv): its figures, or why there are none."""
-    if not Path(remeai_python).exists():
-        return {"skipped": f"no {remeai_python} (see bench/README.md)"}
-    proc = subprocess.run([remeai_python, str(HERE / "remeai_side.py"), str(root), qs_file],
-                          capture_output=True, text=True, timeout=3600, cwd="/tmp")
-    if proc.returncode != 0:
-        return {"error": proc.stderr[-1500:]}
-    side = json.loads(proc.stdout.strip().splitlines()[-1])
-    return {"search_ms": side["search_ms"], "load": round(os.getloadavg()[0], 2)}
+class Side:
+    """A benchmark process that warms up, prints a ``ready`` JSON line, then times one pass of the
+    queries per line it reads (printing ``{"search_ms": [...]}``)."""
+
+    def __init__(self, cmd: list[str], why: str = "") -> None:
+        self.proc: subprocess.Popen | None = None
+        self.why = why
+        if why:
+            return
+        self.err = tempfile.TemporaryFile("w+")
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.err,
+                                     text=True, cwd="/tmp")
+        self._line()
+
+    @property
+    def ok(self) -> bool:
+        return self.proc is not None and not self.why
+
+    def _line(self) -> dict:
+        assert self.proc is not None and self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        if not line.strip():
+            self.err.seek(0)
+            self.why = f"ended: {self.err.read()[-1500:]}"
+            return {}
+        return json.loads(line)
+
+    def search_ms(self) -> list[float]:
+        assert self.proc is not None and self.proc.stdin is not None
+        self.proc.stdin.write("go\n")
+        self.proc.stdin.flush()
+        return self._line().get("search_ms", [])
+
+    def close(self) -> None:
+        if self.proc is not None:
+            with contextlib.suppress(OSError, ValueError):
+                self.proc.stdin.close()  # type: ignore[union-attr]
+            try:
+                self.proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
 
 
 TRIGGER = "daily/2025-01-01/bench-backlog-trigger.md"
@@ -400,7 +441,8 @@ def main() -> None:
     ap.add_argument("--remeai-python", default="/work/bench-venv/bin/python")
     ap.add_argument("--before", default="", help="another checkout (e.g. a worktree of main): first, idle and four "
                     "are measured with its reme_cc too, in this run, with ratios after/before")
-    ap.add_argument("--keyword-rounds", type=int, default=3, help="rounds of the keyword part (ours, then --before's), 200 queries each")
+    ap.add_argument("--keyword-rounds", type=int, default=3,
+                    help="rounds of the keyword part (ours, --before's, reme-ai's), 200 queries each")
     ap.add_argument("--only", default="", help="comma list of parts to run (first,spaced,edit,idle,release,four,keyword,backlog,burst)")
     a = ap.parse_args()
     root = Path(a.workdir) / (f"ws-{a.files}" if a.scale == 1 else f"ws-{a.files}-x{a.scale}")

@@ -1,6 +1,8 @@
 """reme-ai (the seeds' own implementation, PyPI `reme-ai`) on the same workspace and queries, BM25 mode.
 
 Runs in its OWN venv (never the project's): /work/bench-venv/bin/python bench/remeai_side.py WS QUERIES.json
+(``--rounds-on-stdin``: after the build, one timed pass of the queries per line read, its latencies
+printed as a JSON line, so bench/agent_view.py can interleave its passes with ours.)
 bench/run.py calls it in the same run on the same corpus. It copies the workspace's daily/ and digest/
 (reme-ai writes its own metadata/ into the workspace it is given), builds reme-ai's application from its
 packaged default config with the embedding store off (= BM25 mode, regex tokenizer, markdown chunker),
@@ -32,7 +34,18 @@ def rss_mb() -> float:
         return int(fh.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 1e6
 
 
-async def main(src: Path, queries: list[str], work: Path) -> dict:
+async def timed_searches(app, queries: list[str]) -> tuple[list[float], list[int]]:
+    """Its `search` job (limit 5) on each query: ms per query, hits per query."""
+    lat, hits = [], []
+    for q in queries:
+        t = time.perf_counter()
+        resp = await app.run_job("search", query=q, limit=5)
+        lat.append((time.perf_counter() - t) * 1000)
+        hits.append(len((getattr(resp, "metadata", {}) or {}).get("results", [])))
+    return lat, hits
+
+
+async def main(src: Path, queries: list[str], work: Path, rounds_on_stdin: bool = False) -> dict:
     import reme
     from reme import ReMe
     from reme.config.config_parser import _load_config
@@ -78,12 +91,14 @@ async def main(src: Path, queries: list[str], work: Path) -> dict:
     # warm-up, then the timed queries
     first = await app.run_job("search", query=queries[0], limit=5)
     out["sample_answer_head"] = str(getattr(first, "answer", ""))[:3000]
-    lat, hits = [], []
-    for q in queries:
-        t = time.perf_counter()
-        resp = await app.run_job("search", query=q, limit=5)
-        lat.append((time.perf_counter() - t) * 1000)
-        hits.append(len((getattr(resp, "metadata", {}) or {}).get("results", [])))
+    if rounds_on_stdin:  # one pass of the timed queries per "go" line, its latencies printed (agent_view.py)
+        print(json.dumps({"ready": True, "index_build_s": out["index_build_s"]}), flush=True)
+        for _line in sys.stdin:
+            lat, _hits = await timed_searches(app, queries)
+            print(json.dumps({"search_ms": lat}), flush=True)
+        await app.close()
+        return out
+    lat, hits = await timed_searches(app, queries)
     out["search_ms"] = {"p50": round(pct(lat, .5), 1), "p95": round(pct(lat, .95), 1), "mean": round(statistics.mean(lat), 1),
                         "n": len(lat)}
     out["mean_hits"] = round(statistics.mean(hits), 2)
@@ -123,5 +138,8 @@ async def main(src: Path, queries: list[str], work: Path) -> dict:
 if __name__ == "__main__":
     src, qfile = Path(sys.argv[1]), Path(sys.argv[2])
     queries = json.loads(qfile.read_text(encoding="utf-8"))
+    stdin_rounds = "--rounds-on-stdin" in sys.argv[3:]
     with tempfile.TemporaryDirectory(prefix="remeai-bench-") as tmp:
-        print(json.dumps(asyncio.run(main(src, queries, Path(tmp))), ensure_ascii=False))
+        result = asyncio.run(main(src, queries, Path(tmp), stdin_rounds))
+        if not stdin_rounds:
+            print(json.dumps(result, ensure_ascii=False))
