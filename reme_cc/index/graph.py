@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import InvalidInputError, NotFoundError
 from . import catalog
+from .bm25 import trim_heap
 
 if TYPE_CHECKING:  # pragma: no cover
     from . import Graph, Neighbor
@@ -29,63 +30,78 @@ def _names(conn: sqlite3.Connection, paths: list[str]) -> dict[str, tuple[str | 
 
 Expansion = tuple[list["Neighbor"], int, list["Neighbor"], int]
 _NO_NAME = (None, None)
-_LINKS = "SELECT source, target, resolved_path, predicate FROM links"
-_ORDER = " ORDER BY source, line, rowid"
+# A link as file rowids (a dangling target as its text): a build creates next to no Python strings
+# besides the ones it keeps (they were 3 per link, and pinned ~20 MB of the heap at 25k links)
+_LINKS = ("SELECT s.rowid, t.rowid, CASE WHEN t.rowid IS NULL THEN COALESCE(NULLIF(l.resolved_path, ''), l.target) END, "
+          "l.resolved_path IS NOT NULL, l.predicate, l.resolved_path IS NOT NULL AND l.resolved_path != l.source "
+          "FROM links l JOIN files s ON s.path = l.source "
+          "LEFT JOIN files t ON t.path = COALESCE(NULLIF(l.resolved_path, ''), l.target)")
+_ORDER = " ORDER BY l.source, l.line, l.rowid"
 
 
 class Adjacency:
     """Distinct one-hop neighbors per path as search shows them: outlinks in line order, inlinks by
-    source path, a link with a predicate preferred to a plain one to the same note; and the names and
-    descriptions of the neighbors that are files."""
+    source path, a link with a predicate preferred to a plain one to the same note; with the names
+    and descriptions of the neighbors that are files."""
 
     def __init__(self) -> None:
-        self.out: dict[str, Any] = {}  # source -> {neighbor: (predicate, resolved)}, then its Neighbors
-        self.inn: dict[str, Any] = {}  # resolved target -> {source: predicate}, then its Neighbors
+        self.out: dict[Any, Any] = {}  # source -> {neighbor: (predicate, resolved)}, then its Neighbors
+        self.inn: dict[Any, Any] = {}  # resolved target -> {source: predicate}, then its Neighbors
 
     @classmethod
     def of(cls, conn: sqlite3.Connection, paths: list[str] | None = None) -> "Adjacency":
         """The links of ``paths`` (both directions), or every link (one scan of the table)."""
         adj = cls()
         if paths is None:
-            rows = conn.execute(_LINKS + _ORDER).fetchall()
-            adj._add(rows, rows)
+            adj._add(conn.execute(_LINKS + _ORDER), out=True, inn=True)
         for start in range(0, len(paths or ()), 900):
             part = paths[start : start + 900]  # type: ignore[index]
             marks = ",".join("?" * len(part))
-            adj._add(conn.execute(f"{_LINKS} WHERE source IN ({marks}){_ORDER}", part),
-                     conn.execute(f"{_LINKS} WHERE resolved_path IN ({marks}){_ORDER}", part))
-        ends = {k for d in adj.out.values() for k in d} | {k for d in adj.inn.values() for k in d}
-        adj._freeze(_names(conn, list(ends)))
+            adj._add(conn.execute(f"{_LINKS} WHERE l.source IN ({marks}){_ORDER}", part), out=True, inn=False)
+            adj._add(conn.execute(f"{_LINKS} WHERE l.resolved_path IN ({marks}){_ORDER}", part), out=False, inn=True)
+        adj._freeze(conn)
         return adj
 
-    def _add(self, out_rows: Any, in_rows: Any) -> None:
-        """Link rows (source, target, resolved_path, predicate) in (source, line, rowid) order: the
-        outlinks of their sources, and the inlinks of their resolved targets."""
-        for source, target, resolved, predicate in out_rows:
-            key = resolved or target
-            mine = self.out.setdefault(source, {})
-            if key not in mine or (mine[key][0] is None and predicate):
-                mine[key] = (predicate, resolved is not None)
-        for source, _target, resolved, predicate in in_rows:
-            if resolved is None or resolved == source:
-                continue
-            into = self.inn.setdefault(resolved, {})
-            if source not in into or (into[source] is None and predicate):
-                into[source] = predicate
+    def _add(self, rows: Any, out: bool, inn: bool) -> None:
+        """Link rows in (source, line, rowid) order: the outlinks of their sources, the inlinks of
+        their resolved targets."""
+        for source, target, dangling, resolved, predicate, inlink in rows:
+            key = dangling if target is None else target
+            if out:
+                mine = self.out.setdefault(source, {})
+                if key not in mine or (mine[key][0] is None and predicate):
+                    mine[key] = (predicate, bool(resolved))
+            if inn and inlink and target is not None:
+                into = self.inn.setdefault(target, {})
+                if source not in into or (into[source] is None and predicate):
+                    into[source] = predicate
 
-    def _freeze(self, names: dict[str, tuple[str | None, str | None]]) -> None:
-        """Each path's neighbors as a tuple of (immutable) Neighbors, each path string held once."""
+    def _freeze(self, conn: sqlite3.Connection) -> None:
+        """Rowids into paths, and each path's neighbors into a tuple of (immutable) Neighbors, each one
+        made once however many notes link to or from it (12k for 51k links)."""
         from . import Neighbor
 
-        one: dict[str, str] = {}
+        ids = set(self.out) | set(self.inn)
+        ids.update(k for d in self.out.values() for k in d if isinstance(k, int))
+        ids.update(k for d in self.inn.values() for k in d)
+        files: dict[int, tuple[str, str | None, str | None]] = {}
+        todo = sorted(ids)
+        for start in range(0, len(todo), 900):
+            part = todo[start : start + 900]
+            for rowid, path, name, description in conn.execute(
+                    f"SELECT rowid, path, name, description FROM files WHERE rowid IN ({','.join('?' * len(part))})", part):
+                files[rowid] = (path, name, description)
+        made: dict[tuple[Any, str | None, bool], Neighbor] = {}
 
-        def neighbor(path: str, predicate: str | None, resolved: bool) -> Neighbor:
-            return Neighbor(one.setdefault(path, path), *names.get(path, _NO_NAME), predicate, resolved)
+        def neighbor(key: Any, predicate: str | None, resolved: bool) -> Neighbor:
+            got = made.get((key, predicate, resolved))
+            if got is None:
+                path, name, description = files[key] if isinstance(key, int) else (key, None, None)
+                got = made[(key, predicate, resolved)] = Neighbor(path, name, description, predicate, resolved)
+            return got
 
-        self.out = {one.setdefault(s, s): tuple(neighbor(k, pred, res) for k, (pred, res) in d.items())
-                    for s, d in self.out.items()}
-        self.inn = {one.setdefault(t, t): tuple(neighbor(k, pred, True) for k, pred in d.items())
-                    for t, d in self.inn.items()}
+        self.out = {files[s][0]: tuple(neighbor(k, pred, res) for k, (pred, res) in d.items()) for s, d in self.out.items()}
+        self.inn = {files[t][0]: tuple(neighbor(k, pred, True) for k, pred in d.items()) for t, d in self.inn.items()}
 
     def expansion(self, path: str, cap: int = EXPANSION_CAP) -> Expansion:
         o, i = self.out.get(path, ()), self.inn.get(path, ())
@@ -105,7 +121,7 @@ class LinkGraph:
     of a keyword search's time). It holds for one database state (db_id, generation): when the
     generation moves it is rebuilt in a background thread (0.15 s at 25k links), and ``neighbors``
     asks the database meanwhile, so an expansion never shows a stale link. Past MAX_LINKS links it
-    is not kept (~400 bytes a link) and the database answers."""
+    is not kept (~250 bytes a link: 6 MB live, 10 MB of RSS at 25k) and the database answers."""
 
     MAX_LINKS = 100_000
 
@@ -153,6 +169,7 @@ class LinkGraph:
             self.last_build = {"error": str(exc)}
             self._not_before = time.monotonic() + 30.0
             return
+        trim_heap()  # the build's temporaries (the GIL, not the CPU, is what a query waits for: normal priority)
         took = time.perf_counter() - t0
         if not self._stop.is_set():
             self._state = (key, adj)
