@@ -331,10 +331,10 @@ class Side:
 TRIGGER = "daily/2025-01-01/bench-backlog-trigger.md"
 
 
-def burst(root: Path, n: int, gap: float = 0.5, limit_s: float = 240.0) -> dict:
+def burst(root: Path, n: int, gap: float = 0.5, limit_s: float = 240.0, code: Path | None = None) -> dict:
     """``n`` new files at once (a `git checkout`), keyword-only server: search latency while they come in
     and seconds until every one is found; then the same for deleting them."""
-    srv = Server(root, "none")
+    srv = Server(root, "none", code=code)
     srv.search("warm up")
     folder = root / "daily" / "burst"
     out: dict = {"files": n}
@@ -500,6 +500,8 @@ def main() -> None:
                                                                     a.keyword_rounds)
     if "burst" in parts:
         fig["burst"] = burst(root, a.burst)
+        if before:
+            fig["before"]["burst"] = burst(root, a.burst, code=before)
     if "backlog" in parts and a.backlog:
         fig["backlog"] = during_backlog(root, qs, a.backlog, a.backlog_seconds)
         from reme_cc.config import Config

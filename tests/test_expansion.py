@@ -5,6 +5,7 @@ hits' rows in one query."""
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
@@ -125,7 +126,7 @@ def _links_shown(idx, query):
     return {h.path: ([n.path for n in h.outlinks], [n.path for n in h.inlinks]) for h in idx.search(query, limit=10).results}
 
 
-def test_the_link_graph_never_shows_a_stale_link(ws, idx):
+def test_the_link_graph_never_shows_a_stale_link(ws, idx, monkeypatch):
     """An edit (here, or in another process) moves the database on: until the graph is rebuilt in the
     background the expansion comes from the database, so the next search shows the new link."""
     ws.write_text("digest/wiki/a.md", "# A\nwombat a\n\n[[digest/wiki/b.md]]\n")
@@ -143,17 +144,40 @@ def test_the_link_graph_never_shows_a_stale_link(ws, idx):
         other.sync()
     finally:
         other.close()
-    idx._links._not_before = float("inf")  # no rebuild yet: the database must answer
-    idx._last_sync = __import__("time").monotonic()  # and no walk of this process: the change is another's
-    shown = _links_shown(idx, "wombat")
+    idx._last_sync = time.monotonic()  # no walk of this process: the change is another's
+    shown = _links_shown(idx, "wombat")  # the first search to see the change: no rebuild before it settles
     assert shown["digest/wiki/b.md"] == ([], ["digest/wiki/a.md", "digest/wiki/c.md"])
     assert shown["digest/wiki/c.md"] == (["digest/wiki/b.md"], [])
+    idx._links.wait_ready(30)
     assert idx._links._state[0] == built  # still the old graph, never used
 
+    monkeypatch.setattr(LinkGraph, "SETTLE_S", 0.0)
     idx._links._not_before = 0.0
-    idx.search("wombat")  # stale: starts the rebuild
+    idx.search("wombat")  # stale and settled: starts the rebuild
     assert idx._links.wait_ready(30) and idx._links._state[0] == idx.read(catalog.version)
     assert _links_shown(idx, "wombat") == shown
+
+
+def test_the_graph_waits_for_a_bulk_import_to_settle(ws, idx, monkeypatch):
+    """While the database keeps moving (a `git checkout` indexed batch by batch) no graph is built:
+    each would be stale before it is in; once it holds still for SETTLE_S, the next search builds it."""
+    ws.write_text("digest/wiki/a.md", "# A\nmarten a\n\n[[digest/wiki/b.md]]\n")
+    ws.write_text("digest/wiki/b.md", "# B\nmarten b\n")
+    idx.sync()
+    idx.warm_links()
+    assert idx._links.wait_ready(30)
+    builds = []
+    monkeypatch.setattr(LinkGraph, "_build", lambda self: builds.append(1))
+    idx._links._not_before = 0.0
+    for i in range(3):  # a write between every two searches
+        ws.write_text(f"digest/wiki/c{i}.md", f"# C{i}\nmarten c{i}\n\n[[digest/wiki/b.md]]\n")
+        idx.sync()
+        assert f"digest/wiki/c{i}.md" in _links_shown(idx, "marten")["digest/wiki/b.md"][1]
+    assert builds == []
+    idx._links._moved = (idx._links._moved[0], time.monotonic() - LinkGraph.SETTLE_S)  # a second without a write
+    idx.search("marten")
+    idx._links.wait_ready(30)
+    assert builds == [1]
 
 
 def test_a_graph_past_its_size_limit_is_not_kept(ws, idx, monkeypatch):

@@ -119,17 +119,19 @@ def neighbors(conn: sqlite3.Connection, paths: list[str], cap: int = EXPANSION_C
 class LinkGraph:
     """The workspace's whole link graph in memory, for search's expansion (its queries were a quarter
     of a keyword search's time). It holds for one database state (db_id, generation): when the
-    generation moves it is rebuilt in a background thread (0.15 s at 25k links), and ``neighbors``
-    asks the database meanwhile, so an expansion never shows a stale link. Past MAX_LINKS links it
+    generation moves (and then holds still for a second) it is rebuilt in a background thread (0.15 s
+    at 25k links), and ``neighbors`` asks the database meanwhile, so an expansion never shows a stale link. Past MAX_LINKS links it
     is not kept (~250 bytes a link: 6 MB live, 10 MB of RSS at 25k) and the database answers."""
 
     MAX_LINKS = 100_000
+    SETTLE_S = 1.0
 
     def __init__(self, connect: Callable[[], sqlite3.Connection]) -> None:
         self._connect = connect  # a read-only connection of the background thread's own
         self._state: tuple[tuple[str, int], Adjacency | None] | None = None
         self._thread: threading.Thread | None = None
-        self._not_before = 0.0  # builds are spaced (a bulk import moves the generation many times)
+        self._not_before = 0.0  # builds are spaced
+        self._moved: tuple[tuple[str, int], float] | None = None  # the newest version queries saw, since when
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self.last_build: dict[str, Any] = {}
@@ -139,10 +141,18 @@ class LinkGraph:
         key, state = catalog.version(conn), self._state
         adj = state[1] if state is not None and state[0] == key else None
         if adj is None:
-            if state is None or state[0] != key:
+            if state is None or (state[0] != key and self._settled(key)):
                 self.start()
             adj = Adjacency.of(conn, uniq)
         return {p: adj.expansion(p, cap) for p in uniq}
+
+    def _settled(self, key: tuple[str, int]) -> bool:
+        """Whether the database has held still at ``key`` for SETTLE_S: a bulk import (a `git checkout`)
+        moves it every batch, and a graph built meanwhile would be stale before it is in."""
+        now = time.monotonic()
+        if self._moved is None or self._moved[0] != key:
+            self._moved = (key, now)
+        return now - self._moved[1] >= self.SETTLE_S
 
     def start(self) -> None:
         """Build in the background unless a build is under way or one finished less than a moment ago."""
