@@ -755,7 +755,7 @@ class Index:
                     continue
                 path, start, end, text, project = row
                 hits.append(Hit(path, start, end, round(score, 6), round(v, 6), round(w, 6), text, project=project))
-            if expand and hits:  # the neighbors of every hit in one batch of queries
+            if expand and hits:  # every hit's neighbors: from the link graph in memory, else one batch of queries
                 paths = [h.path for h in hits]
                 around = self._links.neighbors(conn, paths) if self._links is not None else neighbors(conn, paths)
                 for hit in hits:
