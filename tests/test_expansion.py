@@ -206,3 +206,13 @@ def test_an_idle_window_lets_go_of_the_graph(ws, idx):
     assert idx.release_idle(idle=0.0)
     assert not idx._links.ready
     assert _links_shown(idx, "badger")["digest/wiki/b.md"] == ([], ["digest/wiki/a.md"])  # the database answers
+
+
+def test_a_one_shot_process_asks_the_database(ws, idx):
+    """Only a long-lived process (the server's warm-up) keeps a graph: a CLI search expands from the
+    database and starts no build its exit would wait for."""
+    ws.write_text("digest/wiki/a.md", "# A\nstoat\n\n[[digest/wiki/b.md]]\n")
+    ws.write_text("digest/wiki/b.md", "# B\nstoat b\n")
+    idx.sync()
+    assert _links_shown(idx, "stoat")["digest/wiki/b.md"] == ([], ["digest/wiki/a.md"])
+    assert idx._links._thread is None and not idx._links.ready

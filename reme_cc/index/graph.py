@@ -132,6 +132,7 @@ class LinkGraph:
         self._thread: threading.Thread | None = None
         self._not_before = 0.0  # builds are spaced
         self._moved: tuple[tuple[str, int], float] | None = None  # the newest version queries saw, since when
+        self._kept = False  # a long-lived process (the server) asked for the graph: a CLI call asks the database
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self.last_build: dict[str, Any] = {}
@@ -141,8 +142,8 @@ class LinkGraph:
         key, state = catalog.version(conn), self._state
         adj = state[1] if state is not None and state[0] == key else None
         if adj is None:
-            if state is None or (state[0] != key and self._settled(key)):
-                self.start()
+            if self._kept and (state is None or (state[0] != key and self._settled(key))):
+                self._kick()
             adj = Adjacency.of(conn, uniq)
         return {p: adj.expansion(p, cap) for p in uniq}
 
@@ -155,7 +156,13 @@ class LinkGraph:
         return now - self._moved[1] >= self.SETTLE_S
 
     def start(self) -> None:
-        """Build in the background unless a build is under way or one finished less than a moment ago."""
+        """Keep a graph from now on (a long-lived process): build it in the background, and again
+        whenever the database moved."""
+        self._kept = True
+        self._kick()
+
+    def _kick(self) -> None:
+        """Build unless a build is under way or one finished less than a moment ago."""
         with self._lock:
             t = self._thread
             if self._stop.is_set() or (t is not None and t.is_alive()) or time.monotonic() < self._not_before:
