@@ -191,11 +191,11 @@ def run(index: "Index", *, worker: bool, progress: Callable[[int, int], None] | 
             if time.monotonic() - idle_since >= IDLE_GRACE_S:
                 break
             time.sleep(1.0)
+        if done:  # before the lock goes: whoever sees the worker gone sees its line
+            index_log(metadata, f"embedded {done} chunks in {worked:.0f} s"
+                      + (" (background worker)" if worker else ""))
     finally:
         held.release()
-    if done:
-        index_log(metadata, f"embedded {done} chunks in {worked:.0f} s"
-                  + (" (background worker)" if worker else ""))
     return done
 
 
