@@ -36,7 +36,8 @@ def test_expansion_costs_the_same_queries_for_one_hit_or_ten(ws, idx):
         n_many = len(statements)
     finally:
         idx._conn.set_trace_callback(None)
-    assert n_one == n_many == 3  # outlinks, inlinks, the neighbors' names
+    queries = [q for q in statements if q.startswith("SELECT")]
+    assert n_one == n_many == 5 and len(queries) == 3  # outlinks, inlinks, the neighbors' names, in one snapshot
     assert many["digest/wiki/n0.md"] == one["digest/wiki/n0.md"]
     outs, n_out, ins, n_in = many["digest/wiki/n3.md"]
     assert [(n.path, n.predicate, n.exists) for n in outs] == [("digest/wiki/n4.md", "rel", True), ("missing-3", "rel", False)]
@@ -216,3 +217,30 @@ def test_a_one_shot_process_asks_the_database(ws, idx):
     idx.sync()
     assert _links_shown(idx, "stoat")["digest/wiki/b.md"] == ([], ["digest/wiki/a.md"])
     assert idx._links._thread is None and not idx._links.ready
+
+
+def test_the_database_expansion_reads_one_snapshot(ws, idx):
+    """A file removed by another process between the expansion's queries (links, then names) changes
+    nothing in that answer: the queries read one snapshot (else a rowid would have lost its path)."""
+    import sqlite3
+
+    ws.write_text("digest/wiki/a.md", "# A\nshrew\n\n[[digest/wiki/b.md]]\n")
+    ws.write_text("digest/wiki/b.md", "# B\nshrew b\n")
+    idx.sync()
+    other = sqlite3.connect(ws.metadata / catalog.DB_NAME, isolation_level=None)
+    removed: list[str] = []
+
+    def remove_b_before_the_names(sql: str) -> None:
+        if sql.startswith("SELECT rowid, path, name") and not removed:
+            removed.append(sql)
+            other.execute("DELETE FROM files WHERE path = 'digest/wiki/b.md'")
+
+    idx._conn.set_trace_callback(remove_b_before_the_names)
+    try:
+        got = neighbors(idx._conn, ["digest/wiki/a.md", "digest/wiki/b.md"])
+    finally:
+        idx._conn.set_trace_callback(None)
+        other.close()
+    assert removed
+    assert [n.path for n in got["digest/wiki/a.md"][0]] == ["digest/wiki/b.md"]
+    assert [n.path for n in got["digest/wiki/b.md"][2]] == ["digest/wiki/a.md"]

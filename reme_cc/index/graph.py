@@ -50,16 +50,24 @@ class Adjacency:
 
     @classmethod
     def of(cls, conn: sqlite3.Connection, paths: list[str] | None = None) -> "Adjacency":
-        """The links of ``paths`` (both directions), or every link (one scan of the table)."""
+        """The links of ``paths`` (both directions), or every link (one scan of the table), read in one
+        snapshot (a file removed between the queries would leave a rowid without its path)."""
         adj = cls()
-        if paths is None:
-            adj._add(conn.execute(_LINKS + _ORDER), out=True, inn=True)
-        for start in range(0, len(paths or ()), 900):
-            part = paths[start : start + 900]  # type: ignore[index]
-            marks = ",".join("?" * len(part))
-            adj._add(conn.execute(f"{_LINKS} WHERE l.source IN ({marks}){_ORDER}", part), out=True, inn=False)
-            adj._add(conn.execute(f"{_LINKS} WHERE l.resolved_path IN ({marks}){_ORDER}", part), out=False, inn=True)
-        adj._freeze(conn)
+        own = not conn.in_transaction
+        if own:
+            conn.execute("BEGIN")
+        try:
+            if paths is None:
+                adj._add(conn.execute(_LINKS + _ORDER), out=True, inn=True)
+            for start in range(0, len(paths or ()), 900):
+                part = paths[start : start + 900]  # type: ignore[index]
+                marks = ",".join("?" * len(part))
+                adj._add(conn.execute(f"{_LINKS} WHERE l.source IN ({marks}){_ORDER}", part), out=True, inn=False)
+                adj._add(conn.execute(f"{_LINKS} WHERE l.resolved_path IN ({marks}){_ORDER}", part), out=False, inn=True)
+            adj._freeze(conn)
+        finally:
+            if own:
+                conn.execute("COMMIT")
         return adj
 
     def _add(self, rows: Any, out: bool, inn: bool) -> None:
@@ -120,8 +128,8 @@ class LinkGraph:
     """The workspace's whole link graph in memory, for search's expansion (its queries were a quarter
     of a keyword search's time). It holds for one database state (db_id, generation): when the
     generation moves (and then holds still for a second) it is rebuilt in a background thread (0.15 s
-    at 25k links), and ``neighbors`` asks the database meanwhile, so an expansion never shows a stale link. Past MAX_LINKS links it
-    is not kept (~250 bytes a link: 6 MB live, 10 MB of RSS at 25k) and the database answers."""
+    at 25k links), and ``neighbors`` asks the database meanwhile, so an expansion never shows a stale
+    link. Past MAX_LINKS links it is not kept (6 MB live, 11 MB of RSS at 25k) and the database answers."""
 
     MAX_LINKS = 100_000
     SETTLE_S = 1.0
