@@ -40,7 +40,7 @@ import numpy as np
 from . import catalog, keyword
 from ..errors import ReMeError
 from ..workspace import atomic_write
-from .catalog import index_log
+from .catalog import index_log, rows_in
 
 FORMAT = 2
 K1 = 1.2
@@ -131,6 +131,14 @@ class Segment:
     @property
     def max_id(self) -> int:
         return int(self.ids[-1]) if len(self.ids) else 0
+
+    def find(self, ids: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """(which of ``ids`` are live chunks of this segment, their positions in it)."""
+        if not self.n or not len(ids):
+            return np.zeros(len(ids), bool), np.zeros(0, np.int64)
+        at = np.minimum(np.searchsorted(self.ids, ids), self.n - 1)
+        ok = (self.ids[at] == ids) & self.live[at]
+        return ok, at[ok]
 
     def postings(self, term: int) -> tuple[np.ndarray, np.ndarray]:
         if term + 1 >= len(self.indptr):
@@ -410,12 +418,9 @@ class State:
         want = np.array(ids, np.int64)
         out: dict[int, str] = {}
         for seg in self.segments:
-            if not seg.n:
-                continue
-            at = np.minimum(np.searchsorted(seg.ids, want), seg.n - 1)
-            ok = (seg.ids[at] == want) & seg.live[at]
+            ok, at = seg.find(want)
             paths = seg.paths
-            out.update(zip(want[ok].tolist(), (paths[i] for i in seg.path_idx[at[ok]].tolist())))
+            out.update(zip(want[ok].tolist(), (paths[i] for i in seg.path_idx[at].tolist())))
         return out
 
     # ---- whole-note BM25 ---------------------------------------------------------------------------
@@ -447,10 +452,7 @@ class State:
         """Share of the notes with a live chunk that hold a live chunk among ``ids``."""
         have = np.zeros(len(self.note_paths), bool)
         for seg in self.segments:
-            if seg.n and len(ids):
-                pos = np.minimum(np.searchsorted(seg.ids, ids), seg.n - 1)
-                hit = (seg.ids[pos] == ids) & seg.live[pos]
-                have[seg.note_of[pos[hit]]] = True  # type: ignore[index]
+            have[seg.note_of[seg.find(ids)[1]]] = True  # type: ignore[index]
         n_notes = self.note_stats()[0]
         return float(np.count_nonzero(have)) / n_notes if n_notes else 0.0
 
@@ -679,6 +681,24 @@ def note_terms(splitter: Splitter, words: list[str]) -> list[str]:
     return list(dict.fromkeys(t for parts in splitter.split(words) for t in parts))
 
 
+class ChunkNotes:
+    """Which note each chunk belongs to, from SQL: ``State.note_share`` while the index is not in
+    (one generation)."""
+
+    def __init__(self, conn: sqlite3.Connection) -> None:
+        rows = conn.execute("SELECT id, path FROM chunks ORDER BY id").fetchall()
+        self.ids = np.fromiter((r[0] for r in rows), np.int64, len(rows))
+        paths, self.note = np.unique(np.array([r[1] for r in rows], dtype=object), return_inverse=True)
+        self.notes = len(paths)
+
+    def share(self, ids: np.ndarray) -> float:
+        """Share of notes with at least one of these chunk ids."""
+        if not self.notes or not len(ids):
+            return 0.0
+        pos = np.minimum(np.searchsorted(self.ids, ids), len(self.ids) - 1)
+        return float(np.unique(self.note[pos[self.ids[pos] == ids]]).size / self.notes)
+
+
 def _docsize(blob: bytes | None) -> int:
     return _varint(bytes(blob), 0)[0] if blob else 0  # chunks_fts has one column: its token count
 
@@ -706,19 +726,18 @@ def search_notes_fts(conn: sqlite3.Connection, query: str, k: int, start: str | 
             per_term.append(tf)
     cands: set[str] = set().union(*per_term) if per_term else set()
     if cands and (start or end or path_like):
-        sql, args = "SELECT path FROM files WHERE path IN ({})", []
+        sql, args = "SELECT path FROM files WHERE path IN ({marks})", []
         if start or end:
             sql += " AND date IS NOT NULL AND date BETWEEN ? AND ?"
             args += [start or "0000-00-00", end or "9999-99-99"]
         if path_like:
             sql += " AND path LIKE ? ESCAPE '\\'"
             args.append(path_like)
-        cands = {r[0] for part in _parts(sorted(cands)) for r in conn.execute(sql.format(",".join("?" * len(part))), (*part, *args))}
+        cands = {r[0] for r in rows_in(conn, sql, sorted(cands), after=args)}
     length: dict[str, int] = {}
-    for part in _parts(sorted(cands)):
-        for path, sz in conn.execute("SELECT c.path, d.sz FROM chunks c JOIN chunks_fts_docsize d ON d.id = c.id "
-                                     f"WHERE c.path IN ({','.join('?' * len(part))})", part):
-            length[path] = length.get(path, 0) + _docsize(sz)
+    for path, sz in rows_in(conn, "SELECT c.path, d.sz FROM chunks c JOIN chunks_fts_docsize d ON d.id = c.id "
+                            "WHERE c.path IN ({marks})", sorted(cands)):
+        length[path] = length.get(path, 0) + _docsize(sz)
     acc: dict[str, float] = {}
     for tf in per_term:
         idf = math.log((n_notes - len(tf) + 0.5) / (len(tf) + 0.5))
@@ -728,11 +747,6 @@ def search_notes_fts(conn: sqlite3.Connection, query: str, k: int, start: str | 
                 f = float(n)
                 acc[p] = acc.get(p, 0.0) + idf * ((f * (K1 + 1.0)) / (f + K1 * ((1 - B) + (B * float(length[p])) / avgdl)))
     return sorted(acc.items(), key=lambda x: (-x[1], x[0]))[:k]
-
-
-def _parts(items: list[str], n: int = 500) -> Iterator[list[str]]:
-    for i in range(0, len(items), n):
-        yield items[i:i + n]
 
 
 # ---- snapshot ------------------------------------------------------------------------------------

@@ -14,7 +14,7 @@ import sqlite3
 import time
 import uuid
 from pathlib import Path
-from typing import Iterator
+from typing import Any, Iterator, Sequence
 
 SCHEMA_VERSION = 3
 DB_NAME = "index.sqlite"
@@ -197,6 +197,16 @@ def _fallback(metadata: Path) -> tuple[sqlite3.Connection, str]:
     create_schema(conn)
     log.warning("workspace is read-only: building a private in-memory index")
     return conn, "memory"
+
+
+def rows_in(conn: sqlite3.Connection, sql: str, values: Sequence[Any], *, before: Sequence[Any] = (),
+            after: Sequence[Any] = (), size: int = 500) -> Iterator[tuple]:
+    """The rows of ``sql`` for every value, asked ``size`` values at a time (SQLite's bound-parameter
+    limit): ``{marks}`` in ``sql`` stands for one part's placeholders, ``before``/``after`` for the
+    parameters around them."""
+    for start in range(0, len(values), size):
+        part = list(values[start : start + size])
+        yield from conn.execute(sql.format(marks=",".join("?" * len(part))), (*before, *part, *after))
 
 
 def get_meta(conn: sqlite3.Connection, key: str, default: str | None = None) -> str | None:

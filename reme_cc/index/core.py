@@ -25,11 +25,11 @@ from ..config import Config
 from ..errors import InvalidInputError, ReMeError
 from ..workspace import Workspace
 from . import catalog, catchup, embedder as emb, keyword, tiers
-from .bm25 import BM25Index, search_notes_fts, trim_heap
+from .bm25 import BM25Index, ChunkNotes, search_notes_fts, trim_heap
 from .catalog import index_log
 from .graph import LinkGraph, neighbors
 from .sync import CONFLICT_KEY, HARD_LINK_KEY, WALK_LAYERS, SyncReport, apply_changes, walk, wants_chunks
-from .vectors import ChunkNotes, VectorStore
+from .vectors import VectorStore
 from .watch import Watcher
 
 __all__ = [

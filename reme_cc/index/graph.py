@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from ..errors import InvalidInputError, NotFoundError
 from . import catalog
+from .catalog import rows_in
 from .bm25 import trim_heap
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -19,13 +20,7 @@ EXPANSION_CAP = 10
 
 
 def _names(conn: sqlite3.Connection, paths: list[str]) -> dict[str, tuple[str | None, str | None]]:
-    out: dict[str, tuple[str | None, str | None]] = {}
-    for start in range(0, len(paths), 900):
-        part = paths[start : start + 900]
-        marks = ",".join("?" * len(part))
-        for p, n, d in conn.execute(f"SELECT path, name, description FROM files WHERE path IN ({marks})", part):
-            out[p] = (n, d)
-    return out
+    return {p: (n, d) for p, n, d in rows_in(conn, "SELECT path, name, description FROM files WHERE path IN ({marks})", paths)}
 
 
 Expansion = tuple[list["Neighbor"], int, list["Neighbor"], int]
@@ -59,11 +54,9 @@ class Adjacency:
         try:
             if paths is None:
                 adj._add(conn.execute(_LINKS + _ORDER), out=True, inn=True)
-            for start in range(0, len(paths or ()), 900):
-                part = paths[start : start + 900]  # type: ignore[index]
-                marks = ",".join("?" * len(part))
-                adj._add(conn.execute(f"{_LINKS} WHERE l.source IN ({marks}){_ORDER}", part), out=True, inn=False)
-                adj._add(conn.execute(f"{_LINKS} WHERE l.resolved_path IN ({marks}){_ORDER}", part), out=False, inn=True)
+            else:  # a path's links all come in one part, in order
+                adj._add(rows_in(conn, _LINKS + " WHERE l.source IN ({marks})" + _ORDER, paths), out=True, inn=False)
+                adj._add(rows_in(conn, _LINKS + " WHERE l.resolved_path IN ({marks})" + _ORDER, paths), out=False, inn=True)
             adj._freeze(conn)
         finally:
             if own:
@@ -92,13 +85,8 @@ class Adjacency:
         ids = set(self.out) | set(self.inn)
         ids.update(k for d in self.out.values() for k in d if isinstance(k, int))
         ids.update(k for d in self.inn.values() for k in d)
-        files: dict[int, tuple[str, str | None, str | None]] = {}
-        todo = sorted(ids)
-        for start in range(0, len(todo), 900):
-            part = todo[start : start + 900]
-            for rowid, path, name, description in conn.execute(
-                    f"SELECT rowid, path, name, description FROM files WHERE rowid IN ({','.join('?' * len(part))})", part):
-                files[rowid] = (path, name, description)
+        files = {rowid: (path, name, description) for rowid, path, name, description in rows_in(
+            conn, "SELECT rowid, path, name, description FROM files WHERE rowid IN ({marks})", sorted(ids))}
         made: dict[tuple[Any, str | None, bool], Neighbor] = {}
 
         def neighbor(key: Any, predicate: str | None, resolved: bool) -> Neighbor:

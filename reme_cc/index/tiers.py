@@ -14,6 +14,8 @@ import json
 import sqlite3
 from typing import Any, Callable, TypeVar
 
+from .catalog import rows_in
+
 FIELD = "project"
 RELEVANT_BAND = 0.75
 T = TypeVar("T")
@@ -30,35 +32,19 @@ def project_of(extra: str | None) -> Any:
 
 def file_projects(conn: sqlite3.Connection, paths: set[str]) -> dict[str, Any]:
     """{path: its frontmatter ``project`` value (None when it has none)}."""
-    out: dict[str, Any] = {}
-    todo = sorted(paths)
-    for i in range(0, len(todo), 500):
-        part = todo[i:i + 500]
-        rows = conn.execute(f"SELECT path, extra FROM files WHERE path IN ({','.join('?' * len(part))})", part)
-        for path, extra in rows:
-            out[path] = project_of(extra)
-    return out
+    return {path: project_of(extra)
+            for path, extra in rows_in(conn, "SELECT path, extra FROM files WHERE path IN ({marks})", sorted(paths))}
 
 
 def chunk_rows(conn: sqlite3.Connection, ids: list[int]) -> dict[int, tuple[str, int, int, str, Any]]:
     """{chunk id: (path, start_line, end_line, text, its file's ``project``)} in one query per 500 ids."""
-    out: dict[int, tuple[str, int, int, str, Any]] = {}
-    for i in range(0, len(ids), 500):
-        part = ids[i:i + 500]
-        for cid, path, start, end, text, extra in conn.execute(
-            "SELECT c.id, c.path, c.start_line, c.end_line, c.text, f.extra FROM chunks c "
-            f"LEFT JOIN files f ON f.path = c.path WHERE c.id IN ({','.join('?' * len(part))})", part
-        ):
-            out[cid] = (path, start, end, text, project_of(extra))
-    return out
+    return {cid: (path, start, end, text, project_of(extra)) for cid, path, start, end, text, extra in rows_in(
+        conn, "SELECT c.id, c.path, c.start_line, c.end_line, c.text, f.extra FROM chunks c "
+        "LEFT JOIN files f ON f.path = c.path WHERE c.id IN ({marks})", ids)}
 
 
 def chunk_paths(conn: sqlite3.Connection, ids: list[int]) -> dict[int, str]:
-    out: dict[int, str] = {}
-    for i in range(0, len(ids), 500):
-        part = ids[i:i + 500]
-        out.update(conn.execute(f"SELECT id, path FROM chunks WHERE id IN ({','.join('?' * len(part))})", part))
-    return out
+    return dict(rows_in(conn, "SELECT id, path FROM chunks WHERE id IN ({marks})", ids))
 
 
 def order_by_tier(items: list[T], tier_of_item: Callable[[T], int | None],

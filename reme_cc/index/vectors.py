@@ -31,7 +31,7 @@ import numpy as np
 
 from ..workspace import fsync_dir
 from .bm25 import chunk_ids
-from .catalog import get_meta, index_log
+from .catalog import get_meta, index_log, rows_in
 
 MAGIC = b"REMEVEC1"
 HEADER = 4096  # bytes: MAGIC + JSON, zero-padded; then ids int64[count], then float32[count, dim]
@@ -51,23 +51,6 @@ def log_range(conn: sqlite3.Connection, model: str) -> tuple[int, int]:
 
 def _safe(model: str) -> str:
     return re.sub(r"[^A-Za-z0-9._-]+", "_", model)
-
-
-class ChunkNotes:
-    """Which note each chunk belongs to, for the share of notes that have a vector (one generation)."""
-
-    def __init__(self, conn: sqlite3.Connection) -> None:
-        rows = conn.execute("SELECT id, path FROM chunks ORDER BY id").fetchall()
-        self.ids = np.fromiter((r[0] for r in rows), np.int64, len(rows))
-        paths, self.note = np.unique(np.array([r[1] for r in rows], dtype=object), return_inverse=True)
-        self.notes = len(paths)
-
-    def share(self, ids: np.ndarray) -> float:
-        """Share of notes with at least one of these chunk ids."""
-        if not self.notes or not len(ids):
-            return 0.0
-        pos = np.minimum(np.searchsorted(self.ids, ids), len(self.ids) - 1)
-        return float(np.unique(self.note[pos[self.ids[pos] == ids]]).size / self.notes)
 
 
 class VectorStore:
@@ -270,11 +253,9 @@ class VectorStore:
                     del self._missing[h]
         fresh_ids = np.setdiff1d(now[now > self._max_chunk], self._tracked(), assume_unique=True).tolist()
         fresh: set[str] = set()
-        for start in range(0, len(fresh_ids), 500):
-            part = fresh_ids[start : start + 500]
-            for cid, h in conn.execute(f"SELECT id, hash FROM chunks WHERE id IN ({','.join('?' * len(part))})", part):
-                self._missing.setdefault(h, []).append(cid)
-                fresh.add(h)
+        for cid, h in rows_in(conn, "SELECT id, hash FROM chunks WHERE id IN ({marks})", fresh_ids):
+            self._missing.setdefault(h, []).append(cid)
+            fresh.add(h)
         if len(now):
             self._max_chunk = max(self._max_chunk, int(now.max()))
         return fresh
@@ -283,14 +264,11 @@ class VectorStore:
         """Vectors of the missing chunks with these hashes (one row per chunk id); pops them from ``_missing``."""
         out_v: list[bytes] = []
         out_i: list[int] = []
-        for start in range(0, len(hashes), 500):
-            part = hashes[start : start + 500]
-            marks = ",".join("?" * len(part))
-            for h, blob in conn.execute(
-                    f"SELECT hash, vector FROM embeddings WHERE model = ? AND hash IN ({marks})", (self.model, *part)):
-                for cid in self._missing.pop(h, ()):
-                    out_i.append(cid)
-                    out_v.append(blob)
+        for h, blob in rows_in(conn, "SELECT hash, vector FROM embeddings WHERE model = ? AND hash IN ({marks})",
+                               hashes, before=(self.model,)):
+            for cid in self._missing.pop(h, ()):
+                out_i.append(cid)
+                out_v.append(blob)
         if not out_i:
             return np.zeros((0, self.dim or 1), np.float32), np.zeros(0, np.int64)
         vecs = np.frombuffer(b"".join(out_v), dtype=np.float32).reshape(len(out_i), -1)
