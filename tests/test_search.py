@@ -224,3 +224,31 @@ def test_system_tools(ws, ctx):
     assert "nodes (1):" in tr.text()
     ns = tools["node_search"].run(ctx, {"query": "wiki"})
     assert ns.nodes and ns.nodes[0].path == "digest/wiki/a.md"
+
+
+def test_a_hit_whose_file_another_process_rewrites_mid_search_is_still_found(ws, idx, monkeypatch):
+    """A search's chunks are read after its recall: when another process rewrites the hit's file in
+    between (its chunks get new ids), the search answers from the new state instead of dropping the hit
+    (the soak saw "no results" for a note written seconds earlier and edited meanwhile)."""
+    path = "daily/2026-06-20/pin.md"
+    ws.write_text(path, "# Pin\n\nToken zephyrpin0 written by another server.\n\nrev: r0\n")
+    idx.sync()
+    other = Index(ws, Config.load(ws.root))  # another process's index on the same database
+    real = idx.load_hits
+    edits = []
+
+    def load_after_an_edit(ranked, expand=True):
+        if not edits:  # between this search's recall and its reading of the hits
+            ws.write_text(path, (ws.root / path).read_text().replace("rev: r0", "rev: r1"))
+            other.update_paths([path])
+            edits.append(path)
+        return real(ranked, expand)
+
+    monkeypatch.setattr(idx, "load_hits", load_after_an_edit)
+    try:
+        r = idx.search("zephyrpin0")
+    finally:
+        other.close()
+    assert edits == [path]
+    assert [h.path for h in r.results] == [path] and "rev: r1" in r.results[0].text
+    assert r.counts["returned"] == 1

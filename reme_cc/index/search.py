@@ -21,6 +21,7 @@ RARE_SHARE = 0.01
 RARE_TOP = 3  # the rare-term rule holds for BM25's own top hits: lower down, a rare word is a coincidence
 MAX_LIMIT = 100
 MAX_CANDIDATES = 200
+ATTEMPTS = 3  # searches of one call while concurrent writers keep replacing its hits' chunks
 
 
 @dataclass(frozen=True)
@@ -206,15 +207,20 @@ def run_search(index: "Index", query: str, limit: int = 5, min_score: float = 0.
         folder = index.ws.normalize(folder).rstrip("/")
     index.maybe_sync()
     k = min(MAX_CANDIDATES, limit * (10 if tier_of else 5))  # a preference needs candidates beyond the top
-    rec = index.recall(query, k, start, end, modes, folder, notes=bool(rule.note))
+    for attempt in range(1, ATTEMPTS + 1):
+        rec = index.recall(query, k, start, end, modes, folder, notes=bool(rule.note))
+        fused = fuse(index, query, rec, rule)
+        ranked = sorted(fused.items(), key=lambda kv: (-kv[1][0], kv[0]))
+        if tier_of is not None:
+            ranked = index.read(lambda conn: tiers.prefer_chunks(conn, ranked, tier_of))
+        ranked = [(cid, parts) for cid, parts in ranked if parts[0] >= min_score][:limit]
+        results = index.load_hits(ranked, expand)
+        if len(results) == len(ranked):
+            break
+        # a hit's chunks were replaced between the recall and reading them (another process rewrote or
+        # removed its file, which gives its chunks new ids): search the database as it is now
     warnings += rec.warnings
-    fused = fuse(index, query, rec, rule)
-    ranked = sorted(fused.items(), key=lambda kv: (-kv[1][0], kv[0]))
-    if tier_of is not None:
-        ranked = index.read(lambda conn: tiers.prefer_chunks(conn, ranked, tier_of))
-    ranked = [(cid, parts) for cid, parts in ranked if parts[0] >= min_score][:limit]
     both = len({c for c, _ in rec.vector} & {c for c, _ in rec.keyword})
-    results = index.load_hits(ranked, expand)
     if rec.coverage is not None and rec.coverage < 1.0 and "keyword" in modes:
         warnings.append(f"vectors for {math.floor(rec.coverage * 100)} % of chunks; keyword results complete")
     counts = {"vector": len(rec.vector), "keyword": len(rec.keyword), "returned": len(results), "hybrid": both}
