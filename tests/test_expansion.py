@@ -13,6 +13,7 @@ from reme_cc.config import Config
 from reme_cc.index import Hit, Index, Neighbor
 from reme_cc.index import catalog
 from reme_cc.index.graph import EXPANSION_CAP, Adjacency, LinkGraph, neighbors
+from reme_cc.tools.system import StatusResult
 
 
 @pytest.fixture
@@ -190,6 +191,7 @@ def test_a_graph_past_its_size_limit_is_not_kept(ws, idx, monkeypatch):
     idx._links.wait_ready(30)
     build = idx._links.last_build
     assert not idx._links.ready and build["links"] == 6
+    assert "links from the database (6 links: too many to keep)" in StatusResult(status=idx.status()).text()
     idx._links._not_before = 0.0
     shown = _links_shown(idx, "ferret")
     assert shown["digest/wiki/n0.md"] == (["digest/wiki/n1.md"], ["digest/wiki/n5.md"])
@@ -204,8 +206,10 @@ def test_an_idle_window_lets_go_of_the_graph(ws, idx):
     idx.warm_links()
     assert idx._links.wait_ready(30)
     assert idx.status()["link_graph"]["ready"]
+    assert "link graph in memory (1 link)" in StatusResult(status=idx.status()).text()  # what `status` says
     assert idx.release_idle(idle=0.0)
     assert not idx._links.ready
+    assert "links from the database (graph not built)" in StatusResult(status=idx.status()).text()
     assert _links_shown(idx, "badger")["digest/wiki/b.md"] == ([], ["digest/wiki/a.md"])  # the database answers
 
 

@@ -34,6 +34,7 @@ class StatusResult(ToolResult):
             if fresh.get("indexing_in_background"):
                 lines.append(f"indexing {fresh['indexing_in_background']} changed files in the background "
                              "(search answers from the index as it was meanwhile)")
+        lines.append(_in_memory(s.get("keyword_index") or {}, s.get("link_graph") or {}))
         lines += [
             f"index size: {mb:.1f} MB  generation: {s.get('generation')}  last sync: {s.get('last_sync') or 'never'}",
             f"process RSS: {s.get('rss_mb')} MB",
@@ -57,6 +58,23 @@ class StatusResult(ToolResult):
                 cap = f" (caps: {row['max_runs']} runs, {row['max_tokens']} tokens{'; CAPPED' if row.get('capped') else ''})"
             lines.append(f"today {usage.get('date')}: {agent} {row['runs']} runs, {row['tokens']} tokens{cap}")
         return "\n".join(lines)
+
+
+def _in_memory(keyword: dict[str, Any], links: dict[str, Any]) -> str:
+    """Where keyword search and link expansion answer from (memory, else SQLite) and why."""
+    if keyword.get("ready"):
+        kw = f"keyword index in memory ({keyword.get('chunks')} chunks)"
+    else:
+        kw = f"keyword search on FTS5 ({keyword.get('disabled') or 'in-memory index not loaded'})"
+    built = links.get("last_build") or {}
+    n = f"{built.get('links')} link{'' if built.get('links') == 1 else 's'}"
+    if links.get("ready"):
+        graph = f"link graph in memory ({n})"
+    elif built.get("kept") is False:
+        graph = f"links from the database ({n}: too many to keep)"
+    else:
+        graph = "links from the database (graph not built)"
+    return f"search: {kw}; {graph}"
 
 
 @tool(
