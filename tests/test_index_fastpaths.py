@@ -102,6 +102,34 @@ def test_freshness_walk_is_cheap_when_nothing_changed(ws):
         idx.close()
 
 
+def test_a_file_kept_out_of_search_is_not_written_again_by_every_walk(ws, tmp_path):
+    """A hard-linked file and one with git conflict markers are catalogued but not searchable. A walk
+    must leave them be until they change: re-writing them every time moved the database's generation
+    with each CLI command and each walk, so every window's in-memory indexes counted as stale."""
+    ws.write_text("daily/2026-06-20/a.md", "# A\nalpha otter\n")
+    outside = tmp_path / "outside.md"
+    outside.write_text("# Linked\nthe secret is quokka\n")
+    os.link(outside, ws.root / "resource" / "linked.md")
+    ws.write_text("digest/procedure/deploy.md", "# Deploy\n<<<<<<< HEAD\nblue\n=======\ngreen\n>>>>>>> b\n")
+    idx = _bm25(ws)
+    try:
+        idx.sync()
+        gen = idx._generation()
+        for _ in range(3):
+            rep = idx.sync()
+            assert not rep.touched, rep
+        assert idx._generation() == gen
+        assert idx.search("quokka").results == []
+        # the other link goes: the same bytes, size and mtime, now the workspace's own file
+        outside.unlink()
+        assert idx.sync().changed == ["resource/linked.md"]
+        assert _paths(idx.search("quokka")) == ["resource/linked.md"]
+        assert "hard_linked" in idx.status() and idx.status()["hard_linked"] == []
+        assert idx.status()["conflicts"] == ["digest/procedure/deploy.md"]
+    finally:
+        idx.close()
+
+
 def test_vector_search_from_the_shared_file_matches_brute_force(tmp_path):
     """Exact top-k over the memory-mapped file plus the vectors only in memory; a removed chunk's row
     is masked, a filter (allowed ids) applies, and a second process maps the same file."""

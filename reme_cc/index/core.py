@@ -19,6 +19,7 @@ import sqlite3
 import threading
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
 from ..config import Config
@@ -169,7 +170,7 @@ class Index:
         self._writer = self._make_lock()
         self._last_sync = 0.0
         self._synced = False  # this process has compared the files with the index at least once
-        self._catalog_cache: tuple[Any, dict[str, tuple[int, int]], set[str]] | None = None
+        self._catalog_cache: tuple[Any, dict[str, tuple[int, int]], set[str], list[str]] | None = None
         self._closed = False
         self.model_id = emb.model_id_for(config)  # validates config.embedding early
         self._query_embedder: emb.Embedder | None = None
@@ -274,22 +275,32 @@ class Index:
         return report
 
     def _catalog_snapshot(self, conn: sqlite3.Connection) -> tuple[dict[str, tuple[int, int]], set[str]]:
-        """The files table as ({path: (mtime_ns, size)}, {paths whose indexed flag disagrees with the
-        config}), re-read only when the database moved on (generation + last write stamp; read
-        before the rows, so a commit in between only causes one extra reload)."""
+        """The files table as ({path: (mtime_ns, size)}, {paths to read again though their stat is the
+        same}), re-read only when the database moved on (generation + last write stamp; read before the
+        rows, so a commit in between only causes one extra reload). Read again: a file whose indexed
+        flag disagrees with the config, and a hard-linked one whose other links are gone now. A file
+        kept out of search for its content (hard links, conflict markers) is not read again until it
+        changes: that rewrote it, and moved the generation, on every walk."""
         key = tuple(conn.execute("SELECT key, value FROM meta WHERE key IN ('generation', 'last_sync') ORDER BY key"))
         cached = self._catalog_cache
-        if cached is not None and cached[0] == key:
-            return cached[1], cached[2]
-        stats: dict[str, tuple[int, int]] = {}
-        stale: set[str] = set()
-        for path, mtime_ns, size, indexed in conn.execute("SELECT path, mtime_ns, size, indexed FROM files"):
-            if bool(indexed) != wants_chunks(path, size, self.config):
-                stale.add(path)
-            else:
+        if cached is None or cached[0] != key:
+            stats: dict[str, tuple[int, int]] = {}
+            stale: set[str] = set()
+            linked: list[str] = []
+            held = "indexed = 0 AND json_valid(extra) AND json_type(extra, '$.{}') IS NOT NULL"
+            for path, mtime_ns, size, indexed, hard_linked, conflicted in conn.execute(
+                    f"SELECT path, mtime_ns, size, indexed, {held.format(HARD_LINK_KEY)}, {held.format(CONFLICT_KEY)} "
+                    "FROM files"):
+                if hard_linked:
+                    linked.append(path)
+                elif not conflicted and bool(indexed) != wants_chunks(path, size, self.config):
+                    stale.add(path)
+                    continue
                 stats[path] = (mtime_ns, size)
-        self._catalog_cache = (key, stats, stale)
-        return stats, stale
+            cached = self._catalog_cache = (key, stats, stale, linked)
+        _, stats, stale, linked = cached
+        relinked = {p for p in linked if _single_link(self.ws.root / p)}
+        return stats, (stale | relinked) if relinked else stale
 
     def _write(self, todo: dict[str, tuple[int, int] | None], all_paths: set[str] | None, report: SyncReport,
                progress: Callable[[int, int], None] | None = None) -> None:
@@ -972,6 +983,14 @@ def _open_rw(metadata: Any) -> sqlite3.Connection:
 
 def _link(r: tuple) -> LinkRecord:
     return LinkRecord(r[0], r[1], r[2], r[3], r[4], bool(r[5]), r[6], r[7] or 0, r[8] or "")
+
+
+def _single_link(path: Path) -> bool:
+    """The file has no other hard links (any more); False when it is gone (the walk sees that)."""
+    try:
+        return os.stat(path).st_nlink == 1
+    except OSError:
+        return False
 
 
 def walk_under(root: Any, rel: str) -> dict[str, tuple[int, int]]:
