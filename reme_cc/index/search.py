@@ -207,7 +207,7 @@ def run_search(index: "Index", query: str, limit: int = 5, min_score: float = 0.
         folder = index.ws.normalize(folder).rstrip("/")
     index.maybe_sync()
     k = min(MAX_CANDIDATES, limit * (10 if tier_of else 5))  # a preference needs candidates beyond the top
-    for attempt in range(1, ATTEMPTS + 1):
+    for _ in range(ATTEMPTS):
         rec = index.recall(query, k, start, end, modes, folder, notes=bool(rule.note))
         fused = fuse(index, query, rec, rule)
         ranked = sorted(fused.items(), key=lambda kv: (-kv[1][0], kv[0]))

@@ -81,6 +81,7 @@ def _in_memory(keyword: dict[str, Any], links: dict[str, Any]) -> str:
     "status",
     "Show the state of the ReMe index: files, chunks, links (and dangling ones), embedding model, vector "
     "coverage and the time left to embed the backlog, how files are kept fresh (notifications or walk), "
+    "whether keyword search and link expansion answer from memory or the database, "
     "index size, last sync, process memory, today's memory-agent usage against its daily caps, the current "
     "project and the repository's team memory (with its own merge conflicts).",
     read_only=True,
