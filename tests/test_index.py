@@ -85,6 +85,25 @@ def test_update_paths_is_immediate_and_handles_folders(ws, idx):
     assert [h.path for h in idx.search("kumquat").results] == ["digest/wiki/y/two.md"]
 
 
+def test_a_symlink_in_a_moved_folder_is_never_indexed(ws, idx, tmp_path):
+    """A moved folder is listed by the same walk as the whole workspace: a symlink inside it (which may
+    point anywhere on the disk) is not followed, as the walk does not follow it."""
+    outside = tmp_path / "secret.md"
+    outside.write_text("# Secret\nthe vault code is tamarillo\n")
+    ws.write_text("digest/wiki/x/one.md", "# One\nkumquat")
+    (ws.root / "digest/wiki/x/link.md").symlink_to(outside)
+    idx.sync()
+    assert idx.search("tamarillo").results == []
+    os.rename(ws.root / "digest/wiki/x", ws.root / "digest/wiki/y")
+    idx.update_paths(["digest/wiki/x", "digest/wiki/y"])
+    assert idx.search("tamarillo").results == []
+    assert [h.path for h in idx.search("kumquat").results] == ["digest/wiki/y/one.md"]
+    assert not idx.sync().touched  # the walk and the folder update agree on what the folder holds
+    (ws.root / "digest/wiki/z.md").symlink_to(outside)  # one path, as a watcher notifies it
+    idx.update_paths(["digest/wiki/z.md"])
+    assert idx.search("tamarillo").results == []
+
+
 def test_hand_edit_visible_within_two_seconds(ws, idx):
     ws.write_text("daily/2026-01-01.md", "# Day\nnothing")
     idx.search("nothing")

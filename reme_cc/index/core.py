@@ -16,6 +16,7 @@ import json
 import os
 import resource
 import sqlite3
+import stat
 import threading
 import time
 from dataclasses import dataclass, field
@@ -412,24 +413,19 @@ class Index:
         todo: dict[str, tuple[int, int] | None] = {}
         for rel in paths:
             rel = self.ws.normalize(rel)
-            target = self.ws.root / rel
-            if target.is_dir():  # a moved/deleted folder: everything under it
-                for sub, st in walk_under(self.ws.root, rel).items():
-                    todo[sub] = st
-                for sub in self._run(lambda c: [r[0] for r in c.execute(
-                        "SELECT path FROM files WHERE path LIKE ? ESCAPE '\\'", (keyword.like_prefix(rel),))]):
-                    todo.setdefault(sub, None)
+            st = _own_stat(self.ws.root / rel)
+            if st is not None and stat.S_ISDIR(st.st_mode):  # a moved/created folder: everything under it
+                todo.update(walk(self.ws.root, (rel,)))
+            elif not rel.startswith(("daily/", "digest/", "resource/", "session/")) or os.path.basename(rel).startswith("."):
                 continue
-            if not rel.startswith(("daily/", "digest/", "resource/", "session/")) or os.path.basename(rel).startswith("."):
-                continue
-            try:
-                st = target.stat()
+            elif st is not None and stat.S_ISREG(st.st_mode):
                 todo[rel] = (st.st_mtime_ns, st.st_size)
-            except FileNotFoundError:
+                continue
+            else:  # gone (a file or a folder), or not the workspace's own file: out of the index
                 todo[rel] = None
-                for sub in self._run(lambda c: [r[0] for r in c.execute(
-                        "SELECT path FROM files WHERE path LIKE ? ESCAPE '\\'", (keyword.like_prefix(rel),))]):
-                    todo.setdefault(sub, None)
+            for sub in self._run(lambda c: [r[0] for r in c.execute(
+                    "SELECT path FROM files WHERE path LIKE ? ESCAPE '\\'", (keyword.like_prefix(rel),))]):
+                todo.setdefault(sub, None)
         if only_changed and todo:
             stats, stale = self._run(self._catalog_snapshot)
             todo = {p: st for p, st in todo.items() if p in stale or stats.get(p) != st}
@@ -985,27 +981,22 @@ def _link(r: tuple) -> LinkRecord:
     return LinkRecord(r[0], r[1], r[2], r[3], r[4], bool(r[5]), r[6], r[7] or 0, r[8] or "")
 
 
+def _own_stat(path: Path) -> os.stat_result | None:
+    """The stat of a file or folder of the workspace itself; None when it is gone or is (or lies
+    under) a symlink, which may point anywhere on the disk: the walk follows none, nor does this."""
+    try:
+        st = os.stat(path, follow_symlinks=False)
+    except OSError:
+        return None
+    return st if os.path.realpath(path) == str(path) else None
+
+
 def _single_link(path: Path) -> bool:
     """The file has no other hard links (any more); False when it is gone (the walk sees that)."""
     try:
         return os.stat(path).st_nlink == 1
     except OSError:
         return False
-
-
-def walk_under(root: Any, rel: str) -> dict[str, tuple[int, int]]:
-    out: dict[str, tuple[int, int]] = {}
-    base = root / rel
-    for dirpath, dirnames, filenames in os.walk(base):
-        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
-        for name in filenames:
-            if name.startswith("."):
-                continue
-            full = os.path.join(dirpath, name)
-            with contextlib.suppress(OSError):
-                st = os.stat(full, follow_symlinks=False)
-                out[os.path.relpath(full, root).replace(os.sep, "/")] = (st.st_mtime_ns, st.st_size)
-    return out
 
 
 def rss_mb() -> float:

@@ -15,7 +15,7 @@ import re
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from ..config import Config
 from ..notes.documents import DOCUMENT_EXTS, MAX_DOCUMENT_BYTES, prune_cache, text_view
@@ -49,10 +49,11 @@ class SyncReport:
         return bool(self.added or self.changed or self.removed)
 
 
-def walk(root: Path) -> dict[str, tuple[int, int]]:
-    """{rel path: (mtime_ns, size)} of every non-hidden file under the walked layers."""
+def walk(root: Path, folders: Iterable[str] = WALK_LAYERS) -> dict[str, tuple[int, int]]:
+    """{rel path: (mtime_ns, size)} of every non-hidden regular file under these workspace folders
+    (the walked layers; a moved or deleted folder). Symlinks are not followed nor listed."""
     out: dict[str, tuple[int, int]] = {}
-    stack = [(root / layer, layer) for layer in WALK_LAYERS]
+    stack = [(root / folder, folder) for folder in folders]
     while stack:
         folder, rel = stack.pop()
         try:
@@ -140,6 +141,11 @@ def warm_up() -> None:
     chunk_file("warm.md", text.encode(), max_chars=1500)
 
 
+def _no_follow(path: str, flags: int) -> int:
+    """Open a file, never through a symlink put in its place since the walk (it may point anywhere)."""
+    return os.open(path, flags | getattr(os, "O_NOFOLLOW", 0))
+
+
 def prepare(ws_root: Path, path: str, stat: tuple[int, int], config: Config) -> Prepared:
     from ..notes.chunker import chunk_file
     from ..notes.conflicts import conflict_lines
@@ -159,7 +165,7 @@ def prepare(ws_root: Path, path: str, stat: tuple[int, int], config: Config) -> 
     if not wants_chunks(path, size, config):
         return listed_only()
     try:
-        with open(ws_root / path, "rb") as fh:
+        with open(ws_root / path, "rb", opener=_no_follow) as fh:
             links = os.fstat(fh.fileno()).st_nlink
             data = fh.read() if links == 1 else b""
     except OSError:
