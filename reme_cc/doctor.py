@@ -58,6 +58,12 @@ def _workspace(ctx_box: dict[str, Any]) -> Check:
         ctx.workspace.resolve(probe).unlink()
     except (OSError, ReMeError) as exc:
         return Check("workspace", False, f"{root} is not writable ({exc}); fix its permissions or set REME_WORKSPACE")
+    linked = ctx.workspace.linked_layers()
+    if linked:
+        where = ", ".join(f"{layer}/ -> {to}" for layer, to in linked.items())
+        return Check("workspace", False, f"{root}: {where} is a symlink, which reme never follows (it may lead "
+                                         "anywhere on the disk): move those files into the workspace, or set "
+                                         "REME_WORKSPACE to a folder that holds them")
     return Check("workspace", True, f"{root} (writable)")
 
 

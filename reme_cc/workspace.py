@@ -75,6 +75,18 @@ def validate_component(name: str) -> str:
     return name
 
 
+def own_stat(root: Path, rel: str) -> os.stat_result | None:
+    """The stat of a file or folder of the workspace itself; None when it is gone or is reached through
+    a symlink (a layer linked elsewhere included), which may point anywhere on the disk: the index and
+    the resource pipeline follow none, as the tools refuse those that lead out."""
+    path = root / rel
+    try:
+        st = os.stat(path, follow_symlinks=False)
+    except OSError:
+        return None
+    return st if os.path.realpath(path) == os.path.join(os.path.realpath(root), *rel.split("/")) else None
+
+
 class Workspace:
     """A memory workspace rooted at ``root``. Layers are created on first use."""
 
@@ -109,6 +121,11 @@ class Workspace:
             ) from exc
         except OSError as exc:
             raise ReMeError(f"cannot create the workspace at {self.root}: {exc.strerror}") from exc
+
+    def linked_layers(self) -> dict[str, str]:
+        """{layer: where it leads} for the layers that are symlinks (or lie under one): never used."""
+        return {layer: os.path.realpath(self.root / layer) for layer in LAYERS
+                if (self.root / layer).exists() and own_stat(self.root, layer) is None}
 
     def _make_private(self) -> None:
         """Folders 0700, files 0600. From now on this process creates everything private (the umask

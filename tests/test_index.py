@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import sqlite3
 import subprocess
@@ -102,6 +103,36 @@ def test_a_symlink_in_a_moved_folder_is_never_indexed(ws, idx, tmp_path):
     (ws.root / "digest/wiki/z.md").symlink_to(outside)  # one path, as a watcher notifies it
     idx.update_paths(["digest/wiki/z.md"])
     assert idx.search("tamarillo").results == []
+
+
+def test_a_layer_linked_elsewhere_is_not_indexed(ws, idx, tmp_path):
+    """resource/ as a symlink to a folder elsewhere: the tools refuse its files (they resolve outside the
+    workspace), so search must not show them either, by a walk or a notified path alike."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    (elsewhere / "paper.md").write_text("# Paper\nthe vault code is feijoa\n")
+    shutil.rmtree(ws.root / "resource")
+    (ws.root / "resource").symlink_to(elsewhere, target_is_directory=True)
+    ws.write_text("daily/2026-06-20/a.md", "# A\nfeijoa season\n")
+    idx.sync()
+    assert [h.path for h in idx.search("feijoa").results] == ["daily/2026-06-20/a.md"]
+    idx.update_paths(["resource/paper.md", "resource"])
+    assert [h.path for h in idx.search("feijoa").results] == ["daily/2026-06-20/a.md"]
+    assert not idx.sync().touched
+    # nor does the resource pipeline card it; doctor says why and what to do
+    from reme_cc.doctor import _workspace
+    from reme_cc.memory.resource import scan
+    from reme_cc.tools import Context
+
+    ctx = Context(ws, Config.load(ws.root))
+    try:
+        assert scan(ctx, "2026-06-20") == []
+    finally:
+        ctx.close()
+    box = {"root": str(ws.root)}
+    check = _workspace(box)
+    box["ctx"].close()
+    assert not check.ok and f"resource/ -> {elsewhere}" in check.detail and "move those files" in check.detail
 
 
 def test_hand_edit_visible_within_two_seconds(ws, idx):

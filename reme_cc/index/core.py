@@ -25,7 +25,7 @@ from typing import Any, Callable, Iterable, Iterator
 
 from ..config import Config
 from ..errors import InvalidInputError, ReMeError
-from ..workspace import Workspace
+from ..workspace import Workspace, own_stat
 from . import catalog, catchup, embedder as emb, keyword, tiers
 from .bm25 import BM25Index, ChunkNotes, search_notes_fts, trim_heap
 from .catalog import index_log
@@ -413,7 +413,7 @@ class Index:
         todo: dict[str, tuple[int, int] | None] = {}
         for rel in paths:
             rel = self.ws.normalize(rel)
-            st = _own_stat(self.ws.root / rel)
+            st = own_stat(self.ws.root, rel)
             if st is not None and stat.S_ISDIR(st.st_mode):  # a moved/created folder: everything under it
                 todo.update(walk(self.ws.root, (rel,)))
             elif not rel.startswith(("daily/", "digest/", "resource/", "session/")) or os.path.basename(rel).startswith("."):
@@ -979,16 +979,6 @@ def _open_rw(metadata: Any) -> sqlite3.Connection:
 
 def _link(r: tuple) -> LinkRecord:
     return LinkRecord(r[0], r[1], r[2], r[3], r[4], bool(r[5]), r[6], r[7] or 0, r[8] or "")
-
-
-def _own_stat(path: Path) -> os.stat_result | None:
-    """The stat of a file or folder of the workspace itself; None when it is gone or is (or lies
-    under) a symlink, which may point anywhere on the disk: the walk follows none, nor does this."""
-    try:
-        st = os.stat(path, follow_symlinks=False)
-    except OSError:
-        return None
-    return st if os.path.realpath(path) == str(path) else None
 
 
 def _single_link(path: Path) -> bool:

@@ -19,6 +19,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from ..config import Config
 from ..notes.documents import DOCUMENT_EXTS, MAX_DOCUMENT_BYTES, prune_cache, text_view
+from ..workspace import own_stat
 from . import keyword
 from .catalog import bump_generation, set_meta, transaction
 
@@ -53,7 +54,7 @@ def walk(root: Path, folders: Iterable[str] = WALK_LAYERS) -> dict[str, tuple[in
     """{rel path: (mtime_ns, size)} of every non-hidden regular file under these workspace folders
     (the walked layers; a moved or deleted folder). Symlinks are not followed nor listed."""
     out: dict[str, tuple[int, int]] = {}
-    stack = [(root / folder, folder) for folder in folders]
+    stack = [(root / folder, folder) for folder in folders if own_stat(root, folder) is not None]
     while stack:
         folder, rel = stack.pop()
         try:

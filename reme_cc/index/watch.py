@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
+from ..workspace import own_stat
+
 BURST_MAX = 2000        # pending paths; more: one walk is cheaper (and loses nothing)
 LOCAL_CHECK_S = 300.0   # background walk as a safety net on local filesystems
 REMOTE_CHECK_S = 10.0   # the cheap periodic check for network/FUSE filesystems
@@ -133,7 +135,8 @@ class Watcher:
         try:
             from watchfiles._rust_notify import RustNotify  # the documented low-level API of watchfiles
 
-            notify = RustNotify([str(self.root / l) for l in self.layers if (self.root / l).is_dir()],
+            # a layer linked elsewhere is not the workspace's own: neither walked nor watched
+            notify = RustNotify([str(self.root / l) for l in self.layers if own_stat(self.root, l) is not None],
                                 False, False, 300, True, True)
         except Exception as exc:  # noqa: BLE001 - no library, watch limit reached, unsupported platform
             self._fall_back(_why(exc))

@@ -32,7 +32,7 @@ from ..notes import documents
 from ..notes.frontmatter import parse_note, render_note
 from ..notes.text import looks_binary
 from ..notes.wikilinks import parse_links
-from ..workspace import DATE_RE, validate_component
+from ..workspace import DATE_RE, own_stat, validate_component
 from . import daily
 from .context import Context
 from .untrusted import neutralise
@@ -107,7 +107,7 @@ def scan(ctx: Context, today: str) -> list[Found]:
     ws = ctx.workspace
     base = ws.root / "resource"
     out: list[Found] = []
-    if not base.is_dir():
+    if not base.is_dir() or own_stat(ws.root, "resource") is None:  # linked elsewhere: doctor says so
         return out
     for p in sorted(base.rglob("*")):
         rel_parts = p.relative_to(base).parts
