@@ -20,7 +20,6 @@ import stat
 import threading
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
 from ..config import Config
@@ -300,7 +299,7 @@ class Index:
                 stats[path] = (mtime_ns, size)
             cached = self._catalog_cache = (key, stats, stale, linked)
         _, stats, stale, linked = cached
-        relinked = {p for p in linked if _single_link(self.ws.root / p)}
+        relinked = {p for p in linked if (st := own_stat(self.ws.root, p)) is not None and st.st_nlink == 1}
         return stats, (stale | relinked) if relinked else stale
 
     def _write(self, todo: dict[str, tuple[int, int] | None], all_paths: set[str] | None, report: SyncReport,
@@ -423,6 +422,7 @@ class Index:
                 continue
             else:  # gone (a file or a folder), or not the workspace's own file: out of the index
                 todo[rel] = None
+            # a folder's or a gone path's files that the catalog holds and the disk no longer has
             for sub in self._run(lambda c: [r[0] for r in c.execute(
                     "SELECT path FROM files WHERE path LIKE ? ESCAPE '\\'", (keyword.like_prefix(rel),))]):
                 todo.setdefault(sub, None)
@@ -979,14 +979,6 @@ def _open_rw(metadata: Any) -> sqlite3.Connection:
 
 def _link(r: tuple) -> LinkRecord:
     return LinkRecord(r[0], r[1], r[2], r[3], r[4], bool(r[5]), r[6], r[7] or 0, r[8] or "")
-
-
-def _single_link(path: Path) -> bool:
-    """The file has no other hard links (any more); False when it is gone (the walk sees that)."""
-    try:
-        return os.stat(path).st_nlink == 1
-    except OSError:
-        return False
 
 
 def rss_mb() -> float:
