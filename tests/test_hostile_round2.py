@@ -148,6 +148,7 @@ WORST = {
     "password: ": "password", '"password":"': "password", "pwd=": "password", 'key="password" value="': "password",
     "mysql -p": "password", "sshpass -p": "password", "docker login -p ": "password", "curl -u a:": "password",
     "--password ": "password", "my password is ": "password", "x-api-key: ": "password", "DB_PASSWORD=a": "password",
+    "machine a login b ": "password", "\npassword a1": "password", "login a ": "password",
     "Cookie: ": "cookie", "a://b:": "url-password", "http://": "url-password",
     "-----BEGIN PRIVATE KEY-----\n": "private-key", "---- BEGIN SSH2 PRIVATE KEY ----": "private-key",
     "PuTTY-User-Key-File-2:": "private-key", "-----END PRIVATE KEY-----": "private-key",

@@ -107,6 +107,14 @@ _PATTERNS: list[tuple[str, str]] = [
                  r"(?:password|passphrase|passcode|passwd|pin|token|secret|api[ -]?key)[ \t]{1,3}(?:is|was|=|:)[ \t]{1,3})"
                  r"(?:(?P<q>[\"'`])(?P<v>(?!\[REDACTED)[^\"'`\n]{1,200})(?P=q)"
                  r"|(?P<u>(?=[^\s\"'`,;()<>{}\[\]]{0,199}" + _SYMBOL + r")(?!\[REDACTED)[^\s\"'`,;()<>{}\[\]]{3,200}(?<![.?!:])))"),
+    # netrc (~/.netrc, .authinfo): `machine HOST login USER password VALUE`, the tokens on one line or
+    # several; and a `password VALUE` line alone when VALUE has a digit or symbol (`password reset`
+    # stays). The keywords are lower case, as netrc spells them.
+    ("password", r"(?<![\w-])(?:machine[ \t]{1,10}[^\s]{1,253}|default)"
+                 r"(?:[ \t\r\n]{1,20}(?:login|account)[ \t]{1,10}[^\s]{1,200}){0,2}[ \t\r\n]{1,20}password[ \t]{1,10}" + _ARG),
+    ("password", r"(?<![\w-])login[ \t]{1,10}[^\s]{1,200}[ \t]{1,10}password[ \t]{1,10}" + _ARG),
+    ("password", r"(?<![^\n])[ \t]{0,20}password[ \t]{1,10}(?P<v>(?=[^\s]{0,199}" + _SYMBOL + r")(?![$\-\"']|\[REDACTED)"
+                 r"[^\s\"']{6,200})(?=[ \t]{0,20}(?:\r?\n|\Z))"),
     # password=..., "api_key": "...", DB_PASSWORD=..., SMTP_PASS: ..., x-api-key: ..., client_secret: '...':
     # any value of a key named like a secret. Quoted: any characters. `KEY=value` (no space): any
     # characters, except code that passes a variable on (`password=password,`, `token=self.token`,
