@@ -186,3 +186,33 @@ def test_merge_unserialisable_value_is_a_clear_error():
         merge_frontmatter(NOTE, {"bad": object()})
     with pytest.raises(InvalidInputError):
         render_note({"bad": 1j}, "body")
+
+
+def _nested(depth: int) -> object:
+    value: object = "leaf"
+    for _ in range(depth):
+        value = {"k": value}
+    return value
+
+
+def test_a_block_the_loader_would_refuse_is_never_written(ctx, ws):
+    """Issue 21 item 16: frontmatter_update wrote YAML 40 levels deep; the loader (32 levels) then read the
+    note as having no name or description, and every later frontmatter change was refused."""
+    from reme_cc.errors import ReMeError
+    from reme_cc.notes.frontmatter import MAX_FRONTMATTER_DEPTH, MAX_FRONTMATTER_NODES
+    from reme_cc.tools import all_tools
+
+    rel = "digest/wiki/deep.md"
+    ws.write_text(rel, "---\nname: deep\ndescription: kept\n---\nbody\n\n## Sources\n\n- [[daily/2026-06-20/x.md]]\n")
+    before = ws.read_bytes(rel)
+    for bad in (_nested(40), _nested(MAX_FRONTMATTER_DEPTH), list(range(MAX_FRONTMATTER_NODES + 5))):
+        with pytest.raises(ReMeError, match="frontmatter"):
+            all_tools()["frontmatter_update"].run(ctx, {"path": rel, "updates": {"meta": bad}})
+        with pytest.raises(ReMeError, match="frontmatter"):
+            all_tools()["write"].run(ctx, {"path": "digest/wiki/new-deep.md", "content": "x\n\n## Sources\n\n- [[daily/2026-06-20/x.md]]\n",
+                                           "metadata": {"meta": bad}})
+        with pytest.raises(InvalidInputError):
+            merge_frontmatter("no block yet\n", {"meta": bad})
+    assert ws.read_bytes(rel) == before and not ws.exists("digest/wiki/new-deep.md")
+    ok = all_tools()["frontmatter_update"].run(ctx, {"path": rel, "updates": {"meta": _nested(MAX_FRONTMATTER_DEPTH - 2)}})
+    assert ok.name == "deep" and ok.error is None and parse_note(ws.read_bytes(rel).decode()).description == "kept"

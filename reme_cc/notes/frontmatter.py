@@ -166,7 +166,10 @@ def render_value(key: str, value: Any) -> str:
             )
             # PyYAML writes a few characters (e.g. U+0085) raw and reads them back differently;
             # then fall back to escaped non-ASCII.
-            if _load(text)[0] == {key: value}:
+            loaded, error = _load(text)
+            if error:  # deeper, longer or bigger than the loader takes: it would read as no frontmatter
+                raise InvalidInputError(f"frontmatter value for {key!r} cannot be stored: {error}")
+            if loaded == {key: value}:
                 return text
     except yaml.YAMLError as exc:
         raise InvalidInputError(f"frontmatter value for {key!r} cannot be written as YAML: {exc}") from exc
@@ -177,8 +180,18 @@ def render_note(meta: dict[str, Any], body: str) -> str:
     """A new note: `---` block with meta in the given order, then body. No meta -> body unchanged."""
     if not meta:
         return body
-    block = "".join(render_value(str(k), v) for k, v in meta.items())
+    block = _loadable("".join(render_value(str(k), v) for k, v in meta.items()))
     return f"---\n{block}---\n{body}"
+
+
+def _loadable(block: str) -> str:
+    """``block`` when the loader reads it back (the limits above: one definition), else
+    InvalidInputError: a block it refuses would leave the note without name and description in search
+    and refuse every later frontmatter change."""
+    error = _load(block)[1]
+    if error:
+        raise InvalidInputError(f"{error} — nothing was written; keep the frontmatter smaller")
+    return block
 
 
 # ---------------------------------------------------------------------------------------------
@@ -262,7 +275,7 @@ def merge_frontmatter(text: str, updates: dict[str, Any], delete: Iterable[str] 
         # Cannot map keys to lines safely: re-render the block (data kept, formatting normalized).
         merged = {k: v for k, v in meta.items() if k not in delete}
         merged.update(updates)
-        block = "".join(render_value(str(k), v) for k, v in merged.items())
+        block = _loadable("".join(render_value(str(k), v) for k, v in merged.items()))
         return opening + block + closing + body
     out: list[str] = []
     done: set[str] = set()
@@ -290,7 +303,7 @@ def merge_frontmatter(text: str, updates: dict[str, Any], delete: Iterable[str] 
         if key not in done:
             out.append(render_value(str(key), value))
     out.extend(trailer)
-    block = "".join(out)
+    block = _loadable("".join(out))
     if opening.endswith("\r\n"):  # keep a CRLF file CRLF (rendered entries come out with LF)
         block = re.sub(r"(?<!\r)\n", "\r\n", block)
     return opening + block + closing + body
