@@ -116,20 +116,59 @@ def last_error() -> str | None:
     return info.get("message") if info.get("stamp") == stamp() else None
 
 
+# A repository the user opens is hostile input, and Claude Code starts reme in it: ``python -m`` and
+# ``-c`` would put the working directory first on sys.path (a json.py there would run inside reme).
+# Safe-path mode (3.11+) keeps it off and still honours PYTHONPATH; 3.10 has only isolated mode.
+SAFE_PATH = "-P" if sys.version_info >= (3, 11) else "-I"
+# Where reme's processes work: the plugin's own code, never a folder a repository controls.
+TRUSTED_CWD = Path(__file__).resolve().parent
+# The folder the session works in, handed to a process that runs in TRUSTED_CWD (see session_cwd).
+SESSION_CWD_ENV = "REME_SESSION_CWD"
+
+
+def module_argv(python: str | os.PathLike[str], module: str, *args: str) -> list[str]:
+    """argv that runs ``python -m module args`` with no untrusted folder on its import path."""
+    return [str(python), SAFE_PATH, "-m", module, *args]
+
+
+def enter_trusted_cwd() -> None:
+    """Work in TRUSTED_CWD from now on, keeping the session's folder (the old cwd) in the environment
+    for ``session_cwd`` and the children."""
+    try:
+        os.environ[SESSION_CWD_ENV] = os.getcwd()
+    except OSError:
+        os.environ.pop(SESSION_CWD_ENV, None)  # the session's folder is gone: CLAUDE_PROJECT_DIR stands in
+    os.chdir(TRUSTED_CWD)
+
+
+def session_cwd() -> str:
+    """The folder the session works in: the one handed over by ``enter_trusted_cwd`` (the MCP server),
+    else the working directory (the CLI works from wherever it is run; Claude Code starts the server in
+    the session's folder, measured equal to CLAUDE_PROJECT_DIR, which stands in when it was deleted)."""
+    handed = os.environ.get(SESSION_CWD_ENV, "").strip()
+    if handed:
+        return handed
+    try:
+        return os.getcwd()
+    except OSError:
+        return os.environ.get("CLAUDE_PROJECT_DIR") or "/"
+
+
 def reme_argv(*args: str) -> list[str]:
     """argv that runs ``reme-cc <args>`` in the plugin env. While the env is not built yet, it goes
     through the stdlib launcher, which builds the env first (minutes, first use only) and then runs."""
     if env_ready():
-        return [str(env_python()), "-m", "reme_cc", *args]
-    return [sys.executable or "python3", "-S", str(plugin_root() / "scripts" / "launch.py"), *args]
+        return module_argv(env_python(), "reme_cc", *args)
+    return [sys.executable or "python3", SAFE_PATH, "-S", str(plugin_root() / "scripts" / "launch.py"), *args]
 
 
-def spawn_detached(argv: list[str], log_path: Path, *, cwd: Path, env: dict[str, str] | None = None) -> int:
+def spawn_detached(argv: list[str], log_path: Path, *, env: dict[str, str] | None = None) -> int:
     """Start ``argv`` in its own session (setsid) with stdio on ``log_path`` and return its pid.
-    Neither the hook's timeout nor the CLI's exit can kill it (a plain child would die with the hook)."""
+    Neither the hook's timeout nor the CLI's exit can kill it (a plain child would die with the hook).
+    It works in TRUSTED_CWD: every argument it needs is passed as an absolute path."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "ab") as log:
-        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log, cwd=str(cwd),
+        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log, cwd=str(TRUSTED_CWD),
                                 env=dict(os.environ, **(env or {})), start_new_session=True, close_fds=True)
     return proc.pid
 
@@ -170,9 +209,10 @@ def _build(venv: Path, *, quiet: bool) -> None:
         steps = [[uv, "venv", "--python", sys.executable, str(venv)],
                  [uv, "pip", "install", "--python", str(_bin(venv, "python")), str(root)]]
     else:
-        steps = [[sys.executable, "-m", "venv", str(venv)],
-                 [str(_bin(venv, "python")), "-m", "pip", "install", "--disable-pip-version-check",
-                  "--no-input", str(root)]]
+        pip = [str(_bin(venv, "python")), "-m", "pip", "install", "--disable-pip-version-check", "--no-input"]
+        # the pip a distribution's venv brings (23.0 on Debian 12) still builds sdists such as jieba
+        # with the deprecated `setup.py install`: a current pip first
+        steps = [[sys.executable, "-m", "venv", str(venv)], [*pip, "--upgrade", "pip"], [*pip, str(root)]]
     steps.append([str(_bin(venv, "python")), "-c", "import reme_cc.server, reme_cc.tools, claude_agent_sdk"])
     shutil.rmtree(venv, ignore_errors=True)  # a half-built env from a crash is never reused
     with open(log_path, "w") as log:

@@ -218,7 +218,9 @@ def _self_command() -> list[str]:
         "import sys; sys.path.insert(0, sys.argv[1]); from reme_cc.hooks import main; "
         "sys.exit(main(sys.argv[2:]))"
     )
-    return [sys.executable or "python3", "-S", "-c", code, str(PACKAGE_ROOT)]
+    from .bootstrap import SAFE_PATH
+
+    return [sys.executable or "python3", SAFE_PATH, "-S", "-c", code, str(PACKAGE_ROOT)]
 
 
 def _spawn_worker(ws: Workspace, event: str, sid: str, path: str) -> int:
@@ -242,7 +244,7 @@ def _worker(args: list[str]) -> int:
 def spawn_detached(argv: list[str], log_path: Path, ws: Workspace) -> int:
     from . import bootstrap
 
-    return bootstrap.spawn_detached(argv, log_path, cwd=ws.root, env={"REME_WORKSPACE": str(ws.root)})
+    return bootstrap.spawn_detached(argv, log_path, env={"REME_WORKSPACE": str(ws.root)})
 
 
 # ---- SessionStart ---------------------------------------------------------------------------------

@@ -23,7 +23,7 @@ from reme_cc import bootstrap  # noqa: E402  (needs ROOT on sys.path)
 
 
 def server_argv(python: str) -> list[str]:
-    return [python, "-m", "reme_cc.server"]
+    return bootstrap.module_argv(python, "reme_cc.server")
 
 
 def _exec(argv: list[str]) -> None:
@@ -34,6 +34,7 @@ def main(argv: list[str]) -> int:
     if argv[:1] in (["--rebuild"], ["--status"], ["--ensure"]):
         return bootstrap.main(argv)
     if argv[:1] == ["mcp"]:
+        bootstrap.enter_trusted_cwd()  # Claude Code starts us in the session's folder: a repository
         if bootstrap.env_ready():
             _exec(server_argv(str(bootstrap.env_python())))
         from reme_cc import mcp_standin
@@ -44,7 +45,7 @@ def main(argv: list[str]) -> int:
     except bootstrap.BootstrapError as exc:
         print(exc, file=sys.stderr)
         return 1
-    _exec([str(python), "-m", "reme_cc.cli", *argv])
+    _exec(bootstrap.module_argv(python, "reme_cc.cli", *argv))
     return 0
 
 

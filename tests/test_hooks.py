@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from reme_cc import hooks
+from reme_cc.bootstrap import SAFE_PATH
 from reme_cc.memory.transcript import copy_path, load_state, read_copy
 
 REPO = Path(__file__).resolve().parent.parent
@@ -81,7 +82,8 @@ def test_stop_starts_recorder_after_enough_messages_then_session_end_flushes(ws,
     assert run_hook("Stop", payload("Stop", session), env).returncode == 0
     assert wait_for(calls.exists)
     line = calls.read_text().split()
-    assert line[1:] == ["-m", "reme_cc", "auto-memory", "--session-id", SID, "--workspace", str(ws.root)]
+    # safe-path mode: the recorder never has a folder a repository controls on its import path
+    assert line[1:] == [SAFE_PATH, "-m", "reme_cc", "auto-memory", "--session-id", SID, "--workspace", str(ws.root)]
     assert (ws.metadata / "locks" / f"record-{SID}.dirty").exists()
     assert load_state(ws, SID)["pending_messages"] == 0
     # another Stop with nothing new: no second recording

@@ -64,14 +64,14 @@ def ensure_worker(ws: Workspace, config: "Config") -> int | None:
     failed = read_progress(ws.metadata).get("failed_at")
     if isinstance(failed, (int, float)) and time.time() - failed < FAILURE_BACKOFF_S:
         return None  # the last worker could not embed (model missing?): not every 30 s again
-    from ..bootstrap import spawn_detached
+    from ..bootstrap import module_argv, spawn_detached
     from .polite import ONE_THREAD_ENV
 
     _spawned[key] = time.monotonic()
     # this process already runs in reme's environment: the same interpreter runs the worker
-    argv = [sys.executable, "-m", "reme_cc", "--workspace", str(ws.root), "embed", "--worker"]
+    argv = module_argv(sys.executable, "reme_cc", "--workspace", str(ws.root), "embed", "--worker")
     try:
-        pid = spawn_detached(argv, ws.logs / "embed-worker.log", cwd=ws.root,
+        pid = spawn_detached(argv, ws.logs / "embed-worker.log",
                              env={"REME_WORKSPACE": str(ws.root), **ONE_THREAD_ENV, **_embedding_env(config)})
     except OSError as exc:
         index_log(ws.metadata, f"cannot start the embedding worker ({exc}); `reme-cc embed` embeds in the foreground")

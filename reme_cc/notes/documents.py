@@ -30,6 +30,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..bootstrap import TRUSTED_CWD, module_argv
+
 DOCUMENT_EXTS = (".pdf", ".docx")
 IMAGE_EXTS = (".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp", ".tif", ".tiff")
 MAX_DOCUMENT_BYTES = 64 * 1024 * 1024  # larger files are listed, not extracted
@@ -112,8 +114,8 @@ def _run_child(kind: str, data: bytes) -> Extraction:
     env["PYTHONPATH"] = pkg_parent + (os.pathsep + env["PYTHONPATH"] if env.get("PYTHONPATH") else "")
     try:
         proc = subprocess.run(
-            [sys.executable, "-m", "reme_cc.notes.documents", kind, str(MEMORY_BYTES), str(CPU_S)],
-            input=data, capture_output=True,
+            module_argv(sys.executable, "reme_cc.notes.documents", kind, str(MEMORY_BYTES), str(CPU_S)),
+            input=data, capture_output=True, cwd=TRUSTED_CWD,
             timeout=TIMEOUT_S, env=env,
         )
     except subprocess.TimeoutExpired:

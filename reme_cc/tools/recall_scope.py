@@ -10,10 +10,10 @@ project and its workspace.
 from __future__ import annotations
 
 import functools
-import os
 from dataclasses import dataclass
 from typing import Any, Callable, TypeVar
 
+from ..bootstrap import session_cwd
 from ..errors import NotFoundError, ReMeError
 from ..index.catalog import generation
 from ..index.tiers import order_by_tier
@@ -34,16 +34,6 @@ class Scoped:
     workspace: str  # PERSONAL or TEAM
     tier: int
     names: list[str]  # the hit's projects ([] = general)
-
-
-def session_cwd() -> str:
-    """Where this process works: Claude Code starts the MCP server in the session's folder (measured:
-    its cwd equals CLAUDE_PROJECT_DIR, tests/test_projects_e2e.py) and the CLI works from wherever it
-    is run; CLAUDE_PROJECT_DIR only stands in when the working directory has been deleted."""
-    try:
-        return os.getcwd()
-    except OSError:
-        return os.environ.get("CLAUDE_PROJECT_DIR") or "/"
 
 
 def current_project(ctx: Context, cwd: str | None = None) -> Project:
