@@ -139,10 +139,23 @@ def _claude_cli() -> Check:
     return Check("claude cli", True, f"{cli} ({out.stdout.strip()})")
 
 
+def _background(ctx_box: dict[str, Any]) -> Check:
+    """The recorder, dream and resource cards run detached: a failure streak of theirs is a problem."""
+    ctx = ctx_box.get("ctx")
+    if ctx is None:
+        return Check("background work", False, "skipped: the workspace is not usable (see above)")
+    from .memory.failures import current
+
+    streaks = current(ctx.workspace)
+    if streaks:
+        return Check("background work", False, "; ".join(f.line() for f in streaks))
+    return Check("background work", True, "recorder, dream and resource cards: no failures since they last worked")
+
+
 def run_checks(workspace: str | None = None) -> list[Check]:
     box: dict[str, Any] = {"root": workspace}
     steps: list[Callable[[], Check]] = [_python, _plugin_env, lambda: _workspace(box), lambda: _index(box),
-                                        lambda: _embedder(box), _claude_cli]
+                                        lambda: _embedder(box), _claude_cli, lambda: _background(box)]
     checks = []
     try:
         for step in steps:

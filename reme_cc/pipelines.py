@@ -16,7 +16,7 @@ from typing import Any
 
 from .agent import with_agents
 from .errors import InvalidInputError, LockedError, NotFoundError, ReMeError
-from .memory import auto_memory, dream, resource
+from .memory import auto_memory, dream, failures, resource
 from .memory.context import Context
 from .workspace import Workspace
 
@@ -50,34 +50,56 @@ def _setup_logging(ws: Workspace) -> None:
         root.setLevel(logging.INFO)
 
 
+def _kept(agent: str, ws: Workspace, run: Any) -> int:
+    """Run ``run() -> (exit code, error or None)`` and keep its outcome in the failure streaks
+    (memory/failures.py): a detached run that fails is otherwise seen by nobody."""
+    try:
+        code, error = run()
+    except (LockedError, InvalidInputError, NotFoundError):
+        raise  # another run is at it, or a mistyped command: not a failure of the background work
+    except Exception as exc:
+        failures.record_failure(ws, agent, str(exc) or type(exc).__name__)
+        raise
+    if error:
+        failures.record_failure(ws, agent, error)
+    else:
+        failures.record_success(ws, agent)
+    return code
+
+
 def _auto_memory(args: argparse.Namespace) -> int:
     ctx = open_context(args)
     try:
         _setup_logging(ctx.workspace)
-        kind = "claude_code"
-        sid = args.session_id
-        if args.messages_file:
-            try:
-                with open(args.messages_file, encoding="utf-8") as fh:
-                    messages = json.load(fh)
-            except OSError as exc:
-                raise NotFoundError(f"cannot read {args.messages_file}: {exc.strerror}") from None
-            except ValueError as exc:
-                raise InvalidInputError(f"{args.messages_file} is not valid JSON ({exc})") from None
-            sid, _added = auto_memory.save_dialog(ctx.workspace, messages, sid)
-            kind = "dialog"
-        elif not sid:
-            raise InvalidInputError("give --session-id ID (a Claude Code session) or --messages-file F")
-        report = auto_memory.record_session(ctx, sid, kind=kind)
-        log.info("auto-memory %s", report.text())
-        sync_resource_cards(ctx)
-        if getattr(args, "json", False):
-            print(json.dumps(dataclasses.asdict(report), ensure_ascii=False, indent=2))
-        else:
-            print(report.text())
-        return 1 if report.status == "failed" else 0
+        return _kept("recorder", ctx.workspace, lambda: _record(ctx, args))
     finally:
         ctx.close()
+
+
+def _record(ctx: Context, args: argparse.Namespace) -> tuple[int, str | None]:
+    kind = "claude_code"
+    sid = args.session_id
+    if args.messages_file:
+        try:
+            with open(args.messages_file, encoding="utf-8") as fh:
+                messages = json.load(fh)
+        except OSError as exc:
+            raise NotFoundError(f"cannot read {args.messages_file}: {exc.strerror}") from None
+        except ValueError as exc:
+            raise InvalidInputError(f"{args.messages_file} is not valid JSON ({exc})") from None
+        sid, _added = auto_memory.save_dialog(ctx.workspace, messages, sid)
+        kind = "dialog"
+    elif not sid:
+        raise InvalidInputError("give --session-id ID (a Claude Code session) or --messages-file F")
+    report = auto_memory.record_session(ctx, sid, kind=kind)
+    log.info("auto-memory %s", report.text())
+    sync_resource_cards(ctx)
+    if getattr(args, "json", False):
+        print(json.dumps(dataclasses.asdict(report), ensure_ascii=False, indent=2))
+    else:
+        print(report.text())
+    failed = report.status in ("failed", "capped")
+    return (1 if report.status == "failed" else 0), (report.error or report.status) if failed else None
 
 
 def sync_resource_cards(ctx: Context) -> None:
@@ -94,6 +116,17 @@ def sync_resource_cards(ctx: Context) -> None:
         return
     if res.changed_paths or res.failed:
         log.info("%s", res.text())
+    error = _agent_error(res)
+    (failures.record_failure(ctx.workspace, "resource", error) if error
+     else failures.record_success(ctx.workspace, "resource"))
+
+
+def _agent_error(report: resource.ResourceReport) -> str | None:
+    """What the resource agent itself failed with (not logged in, the API…), or None. A file that
+    cannot be read or extracted is the file's problem, listed by the report and by status, not a
+    failure of the background work."""
+    errors = [f"{path}: {why}" for path, why in report.failed.items() if why.startswith("resource agent")]
+    return "; ".join(errors) or None
 
 
 def _register_auto_memory(subparsers: Any) -> None:
@@ -141,13 +174,19 @@ def _dream(args: Any) -> int:
         opts = dream.DreamOptions(date=args.date, hint=args.hint or "", scan_days=args.scan_days,
                                   max_units=args.max_units, topic_count=args.topic_count,
                                   topic_diversity_days=args.topic_diversity_days)
-        try:
+
+        def run() -> tuple[int, str | None]:
             summary = asyncio.run(dream.run_dream(ctx, opts))
+            print(json.dumps(asdict(summary), ensure_ascii=False, indent=2) if as_json else summary.text())
+            units = "; ".join(f"{f['unit']}: {f['error']}" for f in summary.failures)
+            error = summary.error or (f"{summary.failed} unit(s) failed: {units}" if summary.failed else None)
+            return (1 if error else 0), error
+
+        try:
+            return _kept("dream", ctx.workspace, run)
         except LockedError as exc:
             print(f"reme-cc dream: {exc}", file=sys.stderr)
             return 75  # EX_TEMPFAIL: not an error of this run, try later
-        print(json.dumps(asdict(summary), ensure_ascii=False, indent=2) if as_json else summary.text())
-        return 1 if summary.error or summary.failed else 0
     finally:
         ctx.close()
 
@@ -165,11 +204,15 @@ def _resource(args: Any) -> int:
     ctx = open_context(args)
     try:
         t0 = time.monotonic()
-        report = asyncio.run(resource.sync_resources(ctx, today=getattr(args, "date", None)))
-        if getattr(args, "json", False):
-            print(json.dumps({**report.__dict__, "seconds": round(time.monotonic() - t0, 2)}, ensure_ascii=False))
-        else:
-            print(report.text())
-        return 1 if report.failed else 0
+
+        def run() -> tuple[int, str | None]:
+            report = asyncio.run(resource.sync_resources(ctx, today=getattr(args, "date", None)))
+            if getattr(args, "json", False):
+                print(json.dumps({**report.__dict__, "seconds": round(time.monotonic() - t0, 2)}, ensure_ascii=False))
+            else:
+                print(report.text())
+            return (1 if report.failed else 0), _agent_error(report)
+
+        return _kept("resource", ctx.workspace, run)
     finally:
         ctx.close()

@@ -15,9 +15,10 @@ import re
 import threading
 import time
 from pathlib import Path, PurePosixPath
-from typing import Iterator
+from typing import BinaryIO, Iterator
 
-from .errors import InvalidInputError, LockedError, NotFoundError, PathError, ReMeError
+from .errors import LockedError, NotFoundError, PathError, ReMeError
+from . import nofollow
 
 LAYERS = (
     "session/claude_code",
@@ -225,46 +226,39 @@ class Workspace:
                 raise PathError(f"{path} is outside the workspace {self.root}") from None
 
     def existing_file(self, rel: str) -> tuple[str, Path]:
-        """(canonical path, absolute path) of an existing file of the workspace's own. A file with other
-        hard links is refused: it may be a file anywhere on the disk, which no path check can tell
-        (writes replace such a link by an atomic rename; reads must not show the linked file)."""
+        """(canonical path, absolute path) of an existing file of the workspace's own (the rule of
+        ``open_file``: no symlink on the way, a regular file, no other hard link)."""
+        norm, fh = self.open_file(rel)
+        fh.close()
+        return norm, self.root / norm
+
+    def open_file(self, rel: str) -> tuple[str, BinaryIO]:
+        """(canonical path, the file opened for reading). The one rule for every reader that shows a
+        file's content: never through a symlink (anywhere on the way: it may point anywhere on the
+        disk), never a pipe or device (a read would block), never a file with other hard links (it may
+        be a file outside, which no path check can tell) — nofollow.open_file."""
         norm = self.normalize(rel)
-        path = self.resolve(norm)
-        if path.is_dir():
-            raise InvalidInputError(f"{norm} is a folder, not a file; use list to see its contents")
-        try:
-            links = path.stat().st_nlink
-        except FileNotFoundError:
-            raise NotFoundError(f"{norm} does not exist; use list to see what is there") from None
-        if links > 1:
-            raise PathError(f"{norm} has {links} hard links and may be a file outside the workspace; refused "
-                            "(put a copy there instead of a link)")
-        return norm, path
+        return norm, os.fdopen(nofollow.open_file(self.root, norm), "rb")
 
     def exists(self, rel: str) -> bool:
         return self.resolve(rel).exists()
 
     # ---- reading ------------------------------------------------------------------------------
     def read_bytes(self, rel: str) -> bytes:
-        path = self.resolve(rel)
-        if path.is_dir():
-            raise PathError(f"{rel} is a folder, not a file; use list to see its contents")
-        try:
-            return path.read_bytes()
-        except FileNotFoundError:
-            raise NotFoundError(f"{rel} does not exist; use list to see what is there") from None
-        except PermissionError:
-            raise ReMeError(f"cannot read {rel}: permission denied") from None
+        _norm, fh = self.open_file(rel)
+        with fh:
+            return fh.read()
 
     # ---- writing ------------------------------------------------------------------------------
     def write_bytes(self, rel: str, data: bytes) -> Path:
         """Atomically replace ``rel`` with ``data`` (temp file in the same folder, fsync, rename,
         fsync the folder). A crash leaves either the old file or the new one, never a mix."""
-        path = self.resolve(rel)
-        if path.is_dir():
-            raise PathError(f"{rel} is a folder; cannot write a file there")
-        atomic_write(path, data)
-        return path
+        norm = self.normalize(rel)
+        try:  # each folder opened without following a symlink: one swapped in meanwhile cannot lead it elsewhere
+            nofollow.write_file(self.root, norm, data)
+        except OSError as exc:
+            raise _os_error(exc, self.root / norm) from exc
+        return self.root / norm
 
     def write_text(self, rel: str, text: str) -> Path:
         return self.write_bytes(rel, text.encode("utf-8"))

@@ -12,7 +12,8 @@ PACKAGE = Path(__file__).resolve().parent.parent / "reme_cc"
 
 # lowest first; "pkg.*" is every module of a package, other names are one module each
 LAYERS = {
-    "workspace": ["reme_cc", "reme_cc.errors", "reme_cc.workspace", "reme_cc.config", "reme_cc.bootstrap"],
+    "workspace": ["reme_cc", "reme_cc.errors", "reme_cc.nofollow", "reme_cc.workspace", "reme_cc.config",
+                  "reme_cc.bootstrap"],
     "notes": ["reme_cc.notes", "reme_cc.notes.*"],
     "index": ["reme_cc.index", "reme_cc.index.*"],
     "memory": ["reme_cc.memory", "reme_cc.memory.*"],

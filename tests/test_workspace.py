@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from reme_cc.errors import LockedError, NotFoundError, PathError
+from reme_cc.errors import InvalidInputError, LockedError, NotFoundError, PathError
 from reme_cc.workspace import LAYERS, Workspace, atomic_write, file_lock
 
 
@@ -69,16 +69,20 @@ def test_symlink_out_refused(ws, tmp_path):
     assert not (outside / "new.md").exists()
 
 
-def test_symlink_inside_allowed(ws):
+def test_symlink_inside_is_refused_too(ws):
+    """Issue 21 item 9: a file is read only as itself; a symlink may lead to config.json or metadata/
+    as well as out of the workspace, so none is followed (the index follows none either)."""
     (ws.root / "daily" / "real.md").write_text("hi")
     os.symlink(ws.root / "daily" / "real.md", ws.root / "daily" / "alias.md")
-    assert ws.read_bytes("daily/alias.md") == b"hi"
+    with pytest.raises(PathError, match="symlink"):
+        ws.read_bytes("daily/alias.md")
+    assert ws.read_bytes("daily/real.md") == b"hi"
 
 
 def test_read_errors(ws):
     with pytest.raises(NotFoundError):
         ws.read_bytes("daily/none.md")
-    with pytest.raises(PathError, match="folder"):
+    with pytest.raises(InvalidInputError, match="folder"):
         ws.read_bytes("daily")
 
 

@@ -103,7 +103,7 @@ class DreamSummary:
         head = (f"dream {self.date}: scanned {self.scanned}, changed {self.changed}, units {self.units} "
                 f"(created {self.created}, corroborated {self.corroborated}, refined {self.refined}, "
                 f"corrected {self.corrected}, failed {self.failed}), topics {self.topics}, "
-                f"tokens {self.tokens:,}, {self.seconds:.1f}s")
+                f"tokens {self.tokens:,}, {self.seconds:.1f}s" + (" — FAILED, see ERROR below" if self.error else ""))
         lines = [head]
         if self.resources and any(self.resources.values()):
             lines.append("resources: " + ", ".join(f"{k} {v}" for k, v in self.resources.items() if v))

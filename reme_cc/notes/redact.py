@@ -178,27 +178,33 @@ def redact(text: str) -> str:
     return redact_counts(text)[0]
 
 
-def redact_counts(text: str) -> tuple[str, dict[str, int]]:
-    """Like ``redact`` and also how many secrets of each kind were hidden."""
+def redact_counts(text: str, *, keep_lines: bool = False) -> tuple[str, dict[str, int]]:
+    """Like ``redact`` and also how many secrets of each kind were hidden. ``keep_lines``: a hidden
+    value spanning lines (a private key block) leaves its line breaks, so line numbers stay true."""
     counts: dict[str, int] = {}
     if not text or not _HINTS.search(text):
         return text, counts
-    text = _redact_key_blocks(text, counts)
+    text = _redact_key_blocks(text, counts, keep_lines)
     for kind, rx, value_groups in _secrets():
-        text = rx.sub(lambda m: _hide(m, kind, value_groups, counts), text)
+        text = rx.sub(lambda m: _hide(m, kind, value_groups, counts, keep_lines), text)
     return text, counts
 
 
-def _hide(m: re.Match[str], kind: str, value_groups: tuple[str, ...], counts: dict[str, int]) -> str:
+def _marker(kind: str, hidden: str, keep_lines: bool) -> str:
+    return f"[REDACTED:{kind}]" + ("\n" * hidden.count("\n") if keep_lines else "")
+
+
+def _hide(m: re.Match[str], kind: str, value_groups: tuple[str, ...], counts: dict[str, int],
+          keep_lines: bool = False) -> str:
     for g in value_groups:
         if m.group(g) is not None:
             s, e = m.span(g)
             if m.string.startswith("[REDACTED:", s):  # hidden by an earlier, more specific pattern
                 return m.group(0)
             counts[kind] = counts.get(kind, 0) + 1
-            return m.string[m.start() : s] + f"[REDACTED:{kind}]" + m.string[e : m.end()]
+            return m.string[m.start() : s] + _marker(kind, m.string[s:e], keep_lines) + m.string[e : m.end()]
     counts[kind] = counts.get(kind, 0) + 1
-    return f"[REDACTED:{kind}]"
+    return _marker(kind, m.group(0), keep_lines)
 
 
 # Private keys: PEM (any case), SSH2 (RFC 4716) and PuTTY .ppk files. A block runs from its header to
@@ -225,7 +231,7 @@ _KEY_BODY = _Lazy(
 )
 
 
-def _redact_key_blocks(text: str, counts: dict[str, int]) -> str:
+def _redact_key_blocks(text: str, counts: dict[str, int], keep_lines: bool = False) -> str:
     """Hide private-key blocks. Linear: each kind's end marker is searched for once per stretch of text
     (the next end after a header serves every header before it)."""
     if "PRIVATE KEY" not in text.upper() and "PuTTY-User-Key-File" not in text:
@@ -248,7 +254,7 @@ def _redact_key_blocks(text: str, counts: dict[str, int]) -> str:
             if body is None:
                 continue
             stop = body.end()
-        out.append(text[pos : m.start()] + "[REDACTED:private-key]")
+        out.append(text[pos : m.start()] + _marker("private-key", text[m.start() : stop], keep_lines))
         counts["private-key"] = counts.get("private-key", 0) + 1
         pos = stop
     return "".join(out) + text[pos:] if out else text

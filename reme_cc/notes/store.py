@@ -24,12 +24,12 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
+import stat
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Callable, Iterator
 
 from ..errors import ConflictError, InvalidInputError, NotFoundError, PathError, ReMeError
+from .. import nofollow
 from ..workspace import DIGEST_BUCKETS, Workspace
 from .evidence import check_digest_evidence
 from .frontmatter import merge_frontmatter, parse_note, replace_body
@@ -37,6 +37,7 @@ from .text import looks_binary
 from .wikilinks import parse_links, rewrite_links
 
 CONTENT_LAYERS = ("daily", "digest", "resource")
+READABLE_LAYERS = CONTENT_LAYERS + ("session",)  # session/: the conversations, evidence: read, never changed
 # folders that make up the layout: never moved, renamed or deleted through the store
 FIXED_FOLDERS = frozenset(CONTENT_LAYERS) | {f"digest/{b}" for b in DIGEST_BUCKETS}
 MARKDOWN_EXTS = (".md", ".markdown")
@@ -117,15 +118,24 @@ class NoteStore:
         """The canonical form of a path a change may touch, or PathError saying why not."""
         norm = self.ws.normalize(rel, allow_root=True)
         # the path as written and the file it really is (a symlink inside the workspace, e.g. daily/x
-        # -> .., must not lead a change to config.json or session/)
-        real = os.path.realpath(self.ws.root / norm) if norm else str(self.ws.root)
+        # -> .., must not lead a change to config.json or session/; the change itself then never
+        # follows a symlink: nofollow)
+        try:
+            real = os.path.realpath(self.ws.root / norm) if norm else str(self.ws.root)
+        except OSError:  # a symlink on the way replaced while it was read
+            raise PathError(f"{norm} changed while its path was checked; retry") from None
         for path in (norm, self.ws.relpath(real) if real != str(self.ws.root) else ""):
-            top = path.split("/", 1)[0]
-            if top not in CONTENT_LAYERS:
-                raise PathError(_refusal(path, top) if path == norm else
-                                f"{norm} leads to {path or 'the workspace root'} through a symlink; " + _refusal(path, top))
-            if any(part.startswith(".") for part in path.split("/")):
-                raise PathError(f"{norm}: hidden files and folders (starting with '.') are not memory; refused")
+            _policy(path, CONTENT_LAYERS, norm)
+        return norm
+
+    def readable_path(self, rel: str, *, allow_root: bool = False) -> str:
+        """The canonical form of a path a tool may read (list, stat, read, frontmatter_read …): the
+        layers a change may touch and session/ (the root itself when ``allow_root``: its listing shows
+        only those); config.json, metadata/ and other root files never. Readers open no symlink at
+        all (Workspace.open_file), so the path as written is the file."""
+        norm = self.ws.normalize(rel, allow_root=allow_root)
+        if norm:
+            _policy(norm, READABLE_LAYERS, norm)
         return norm
 
     def _fixed(self, norm: str, what: str) -> None:
@@ -134,21 +144,22 @@ class NoteStore:
 
     def _current(self, norm: str) -> bytes | None:
         """The file's bytes now (None: no file). A change rewrites the whole file, so it is loaded
-        whole: larger files are refused before they are read."""
-        path = self.ws.resolve(norm)
-        if path.is_dir():
-            raise InvalidInputError(f"{norm} is a folder; choose a file path")
-        if path.is_file():
-            self.ws.existing_file(norm)  # refuses a hard link: its text may be a file outside
+        whole: larger files are refused before they are read. Opened by the readers' rule
+        (Workspace.open_file): a symlink, a pipe or a hard-linked file is refused, never read."""
         try:
-            size = path.stat().st_size
-            if size > EDIT_MAX_BYTES:
-                raise InvalidInputError(f"{norm} is {size_text(size)}; changes work on files up to {size_text(EDIT_MAX_BYTES)}")
-            return path.read_bytes()
-        except FileNotFoundError:
+            _norm, fh = self.ws.open_file(norm)
+        except NotFoundError:
             return None
-        except OSError as exc:
-            raise ReMeError(f"cannot read {norm}: {exc.strerror or exc}") from None
+        except InvalidInputError:
+            raise InvalidInputError(f"{norm} is a folder; choose a file path") from None
+        with fh:
+            try:
+                size = os.fstat(fh.fileno()).st_size
+                if size > EDIT_MAX_BYTES:
+                    raise InvalidInputError(f"{norm} is {size_text(size)}; changes work on files up to {size_text(EDIT_MAX_BYTES)}")
+                return fh.read()
+            except OSError as exc:
+                raise ReMeError(f"cannot read {norm}: {exc.strerror or exc}") from None
 
     # ---- the one write path -----------------------------------------------------------------------
     def update(self, rel: str, change: Change, *, full_write: bool = False, evidence: bool = True) -> Written:
@@ -262,8 +273,8 @@ class NoteStore:
             for hook in self._before:
                 hook(norm)
             if data is None:
-                with contextlib.suppress(FileNotFoundError):
-                    self.ws.resolve(norm).unlink()
+                with contextlib.suppress(NotFoundError, FileNotFoundError):  # by folder descriptors
+                    nofollow.remove(self.ws.root, norm)
             else:
                 self.ws.write_bytes(norm, data)
             self._changed(norm)
@@ -293,7 +304,7 @@ class NoteStore:
                     raise ConflictError(f"{dst} already exists; folders are never merged or replaced — choose a new path")
                 if not overwrite:
                     raise ConflictError(f"{dst} already exists; set overwrite to replace it, or choose another path")
-            moved = [self.ws.relpath(p) for p in files_under(src_abs)]
+            moved = files_under(self.ws, src)
             new_paths = [dst + p[len(src):] for p in moved]
             for old, new in zip(moved, new_paths):  # a way into digest/, like a write
                 if new.startswith("digest/") and not old.startswith("digest/") and old.endswith(MARKDOWN_EXTS):
@@ -319,12 +330,12 @@ class NoteStore:
             # Links first, rename last: a move killed in between is completed by running it again (the
             # rewritten links already name dst), while renaming first would leave links a retry cannot fix.
             changed, total = self._rewrite_links(sources, retarget)
-            try:
-                dst_abs.parent.mkdir(parents=True, exist_ok=True)
-                os.replace(src_abs, dst_abs)
-            except OSError as exc:
+            try:  # by folder descriptors: a folder swapped for a symlink since the checks leads nowhere else
+                nofollow.rename(self.ws.root, src, dst)
+            except (OSError, ReMeError) as exc:
                 self._rewrite_links(changed, restore)
-                raise ReMeError(f"cannot move {src} to {dst}: {exc.strerror or exc} (nothing was changed)") from None
+                why = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+                raise ReMeError(f"cannot move {src} to {dst}: {why} (nothing was changed)") from None
             # a linking file may itself have moved (a note inside the moved folder, or the file linking itself)
             changed = [retarget(c) or c for c in changed]
             notes = self._changed(*moved, *new_paths, *changed)
@@ -338,7 +349,7 @@ class NoteStore:
             if not target.exists() and not target.is_symlink():
                 raise NotFoundError(f"{norm} does not exist; nothing was deleted")
             is_dir = target.is_dir() and not target.is_symlink()
-            files = [self.ws.relpath(p) for p in files_under(target)] if is_dir else [norm]
+            files = files_under(self.ws, norm) if is_dir else [norm]
             if is_dir and files and not recursive:
                 raise ConflictError(f"{norm} is a folder with {len(files)} file(s); set recursive to delete it and everything inside")
             gone = set(files)
@@ -347,8 +358,8 @@ class NoteStore:
             for hook in self._before:
                 for p in files:
                     hook(p)
-            try:
-                shutil.rmtree(target) if is_dir else target.unlink()
+            try:  # by folder descriptors (nofollow): a folder swapped for a symlink meanwhile is refused
+                nofollow.remove(self.ws.root, norm)
             except OSError as exc:
                 raise ReMeError(f"cannot delete {norm}: {exc.strerror or exc}") from None
             dangling = self.links_to([s for s in sources if s not in gone], written | gone | {norm}, prefix)
@@ -406,9 +417,13 @@ class NoteStore:
 
     def _markdown_files(self) -> Iterator[str]:
         for layer in CONTENT_LAYERS:
-            for p in sorted((self.ws.root / layer).rglob("*")):
-                if p.suffix.lower() in MARKDOWN_EXTS and p.is_file():
-                    yield self.ws.relpath(p)
+            try:
+                entries = nofollow.walk(self.ws.root, layer)
+            except (OSError, ReMeError):
+                continue  # a layer linked elsewhere is not used
+            for rel, info in entries:
+                if rel.lower().endswith(MARKDOWN_EXTS) and stat.S_ISREG(info.st_mode):
+                    yield rel
 
     def _links(self, rel: str) -> list:
         try:
@@ -430,16 +445,30 @@ class NoteStore:
         return notes
 
 
-def _refusal(norm: str, top: str) -> str:
+def _policy(path: str, layers: tuple[str, ...], asked: str) -> None:
+    """PathError unless ``path`` lies in one of ``layers`` and has no hidden part (``asked`` is the path
+    as given, when ``path`` is where a symlink leads)."""
+    top = path.split("/", 1)[0]
+    if top not in layers:
+        raise PathError(_refusal(path, top, layers) if path == asked else
+                        f"{asked} leads to {path or 'the workspace root'} through a symlink; " + _refusal(path, top, layers))
+    if any(part.startswith(".") for part in path.split("/")):
+        raise PathError(f"{asked}: hidden files and folders (starting with '.') are not memory; refused")
+
+
+def _refusal(norm: str, top: str, layers: tuple[str, ...] = CONTENT_LAYERS) -> str:
     if not norm:
         return "the workspace root is not a note; give a path inside daily/, digest/ or resource/"
-    if top == "session":
+    if top == "session" and top not in layers:
         return (f"{norm} is in session/, the original conversations (evidence): read-only to every tool and "
                 "agent; refused")
     if top.casefold() == "metadata":
         return f"{norm} is inside metadata/ (derived state, rebuilt automatically); refused"
-    if top.casefold() in CONTENT_LAYERS:
+    if top.casefold() in layers:
         return f"{norm}: write the layer in lower case ({top.casefold()}/…); refused"
+    if layers != CONTENT_LAYERS:
+        return (f"{norm} is outside the memory layers: tools read only daily/, digest/, resource/ and session/ "
+                "(config.json, metadata/ and other workspace files are never reachable through a tool); refused")
     return (f"{norm} is outside the memory layers: notes live only in daily/, digest/ and resource/ "
             "(config.json and other workspace files are never changed by tools); refused")
 
@@ -472,5 +501,12 @@ def _find_all(text: str, sub: str) -> Iterator[int]:
         i = text.find(sub, i + len(sub))
 
 
-def files_under(root: Path) -> list[Path]:
-    return sorted(p for p in root.rglob("*") if p.is_file() or p.is_symlink()) if root.is_dir() else [root]
+def files_under(ws: Workspace, rel: str) -> list[str]:
+    """The files (and symlinks, never followed) under the folder ``rel``, or [rel] for a file."""
+    info = nofollow.lstat(ws.root, rel)
+    if info is None or not stat.S_ISDIR(info.st_mode):
+        return [rel]
+    try:
+        return sorted(p for p, st in nofollow.walk(ws.root, rel) if not stat.S_ISDIR(st.st_mode))
+    except (OSError, ReMeError):
+        return []  # gone or swapped meanwhile: the change that follows is refused

@@ -11,19 +11,21 @@ import base64
 import datetime as dt
 import os
 import re
+import stat as stat_mod
 from pathlib import Path
-from typing import Any, Iterator, Literal
+from typing import Any, BinaryIO, Iterator, Literal
 
 from pydantic import Field
 
-from ..errors import InvalidInputError, NotFoundError
+from .. import nofollow
+from ..errors import InvalidInputError, NotFoundError, PathError, ReMeError
 from ..notes.chunker import split_lines
 from ..notes.documents import MAX_DOCUMENT_BYTES, is_document, page_lines, text_view
 from ..notes.frontmatter import parse_note
-from ..notes.store import EDIT_MAX_BYTES, MARKDOWN_EXTS
+from ..notes.redact import redact, redact_counts
+from ..notes.store import EDIT_MAX_BYTES, MARKDOWN_EXTS, READABLE_LAYERS
 from ..notes.store import size_text as _size
 from ..notes.text import looks_binary
-from ..workspace import Workspace
 from . import Context, Params, ToolResult, tool
 from .recall_scope import team_readable
 
@@ -31,18 +33,41 @@ READ_MAX_BYTES = 256 * 1024  # one read returns at most this much text; page wit
 READ_MAX_LINE_CHARS = 20_000  # a single longer line is cut (minified JSON, base64 blobs)
 IMAGE_MAX_BYTES = 5 * 1024 * 1024
 LIST_DEFAULT_LIMIT = 200
-# derived state, not memory: skipped by recursive listings of the root
-SYSTEM_DIRS = ("metadata",)
 
 
 # ---- helpers --------------------------------------------------------------------------------------
-def _existing(ws: Workspace, rel: str, *, allow_root: bool = False) -> tuple[str, Path]:
-    """(canonical path, absolute path) of a file or folder that exists."""
-    norm = ws.normalize(rel, allow_root=allow_root)
-    path = ws.resolve(norm, allow_root=allow_root)
-    if not path.exists():
+# Every tool here opens a file by one rule (Workspace.open_file: never through a symlink, never a pipe,
+# device or hard-linked file) at a path the read policy allows (NoteStore.readable_path: the memory
+# layers and session/; config.json, metadata/ and other root files never), and what it returns of a
+# file's text is redacted like everything else that reaches the model.
+def _readable(ctx: Context, rel: str) -> tuple[str, BinaryIO]:
+    """(canonical path, the file opened for reading) of a file a tool may show."""
+    return ctx.workspace.open_file(ctx.notes.readable_path(rel))
+
+
+def _entry(ctx: Context, rel: str) -> tuple[str, os.stat_result]:
+    """(canonical path, its own stat) of a file or folder a tool may look at (the root included);
+    a symlink or special file is refused, never followed."""
+    norm = ctx.notes.readable_path(rel, allow_root=True)
+    info = nofollow.lstat(ctx.workspace.root, norm)
+    if info is None:
+        os.close(nofollow.open_dir(ctx.workspace.root, norm.rpartition("/")[0]))  # a symlink on the way: says so
         raise NotFoundError(f"{norm} does not exist; use list to see what is there")
-    return norm, path
+    why = nofollow.kind(info.st_mode)
+    if why:
+        raise PathError(f"{norm} is {why}; refused")
+    return norm, info
+
+
+def _redacted(value: Any) -> Any:
+    """``value`` (text, or a YAML/JSON structure) with secrets hidden."""
+    if isinstance(value, str):
+        return redact(value)
+    if isinstance(value, dict):
+        return {k: _redacted(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_redacted(v) for v in value]
+    return value
 
 
 def _binary_error(norm: str) -> InvalidInputError:
@@ -80,33 +105,33 @@ class ReadResult(ToolResult):
         return "\n".join(out + [f"[{n}]" for n in self.notes])
 
 
-def _iter_lines(path: Path) -> Iterator[tuple[bytes, bool]]:
-    """Lines of a file as bytes without the newline, streaming (a 50 MB file never sits in memory);
-    a line longer than READ_MAX_LINE_CHARS*4 bytes is cut and flagged."""
+def _iter_lines(fh: BinaryIO) -> Iterator[tuple[bytes, bool]]:
+    """Lines of an open file as bytes without the newline, streaming (a 50 MB file never sits in
+    memory); a line longer than READ_MAX_LINE_CHARS*4 bytes is cut and flagged."""
     cap = READ_MAX_LINE_CHARS * 4
-    with open(path, "rb") as fh:
-        while True:
-            line = fh.readline(cap)
-            if not line:
-                return
-            cut = False
-            if not line.endswith(b"\n") and len(line) >= cap:
-                cut = True
-                while True:  # skip the rest of the over-long line
-                    more = fh.readline(1 << 20)
-                    if not more or more.endswith(b"\n"):
-                        break
-            yield line.rstrip(b"\n").rstrip(b"\r"), cut
+    fh.seek(0)
+    while True:
+        line = fh.readline(cap)
+        if not line:
+            return
+        cut = False
+        if not line.endswith(b"\n") and len(line) >= cap:
+            cut = True
+            while True:  # skip the rest of the over-long line
+                more = fh.readline(1 << 20)
+                if not more or more.endswith(b"\n"):
+                    break
+        yield line.rstrip(b"\n").rstrip(b"\r"), cut
 
 
-def _count_lines(path: Path, size: int) -> int:
+def _count_lines(fh: BinaryIO, size: int) -> int:
     if size == 0:
         return 0
     count, last = 0, b"\n"
-    with open(path, "rb") as fh:
-        while chunk := fh.read(1 << 20):
-            count += chunk.count(b"\n")
-            last = chunk[-1:]
+    fh.seek(0)
+    while chunk := fh.read(1 << 20):
+        count += chunk.count(b"\n")
+        last = chunk[-1:]
     return count + (0 if last == b"\n" else 1)
 
 
@@ -122,24 +147,28 @@ def _count_lines(path: Path, size: int) -> int:
 )
 @team_readable
 def read(ctx: Context, params: ReadParams) -> ReadResult:
-    ws = ctx.workspace
-    norm, path = ws.existing_file(params.path)
-    if params.start_line and params.end_line and params.end_line < params.start_line:
-        raise InvalidInputError(f"end_line {params.end_line} is before start_line {params.start_line}")
-    size = path.stat().st_size
-    if is_document(norm):
-        return _read_document(ctx, norm, size, params)
-    if params.pages:
-        raise InvalidInputError(f"pages applies to PDF files; {norm} is read by start_line/end_line")
-    with open(path, "rb") as fh:
+    norm, fh = _readable(ctx, params.path)
+    with fh:  # one open file for every pass: nothing can be swapped in between
+        if params.start_line and params.end_line and params.end_line < params.start_line:
+            raise InvalidInputError(f"end_line {params.end_line} is before start_line {params.start_line}")
+        size = os.fstat(fh.fileno()).st_size
+        if is_document(norm):
+            return _read_document(ctx, norm, size, params)
+        if params.pages:
+            raise InvalidInputError(f"pages applies to PDF files; {norm} is read by start_line/end_line")
         head = fh.read(8192)
-    if looks_binary(head):
-        raise _binary_error(norm)
-    result = _read_lines(norm, _iter_lines(path), _count_lines(path, size), params.start_line, params.end_line)
-    if norm.endswith(MARKDOWN_EXTS) and result.start_line == 1 and size <= EDIT_MAX_BYTES:
-        error = parse_note(ws.read_bytes(norm).decode("utf-8", errors="replace")).error
-        if error:
-            result.notes.append(f"the frontmatter is not valid YAML ({error}); the text is shown as is")
+        if looks_binary(head):
+            raise _binary_error(norm)
+        result = _read_lines(norm, _iter_lines(fh), _count_lines(fh, size), params.start_line, params.end_line)
+        if norm.endswith(MARKDOWN_EXTS) and result.start_line == 1 and size <= EDIT_MAX_BYTES:
+            fh.seek(0)
+            error = parse_note(fh.read().decode("utf-8", errors="replace")).error
+            if error:
+                result.notes.append(f"the frontmatter is not valid YAML ({error}); the text is shown as is")
+    content, counts = redact_counts(result.content, keep_lines=True)  # line numbers stay true
+    if counts:
+        result.content = content
+        result.notes.append(f"{sum(counts.values())} secret(s) redacted ({', '.join(sorted(counts))})")
     return result
 
 
@@ -377,7 +406,7 @@ def delete(ctx: Context, params: DeleteParams) -> DeleteResult:
 # ---- list -----------------------------------------------------------------------------------------
 class ListParams(Params):
     path: str = Field("", description="Workspace-relative folder to list; empty for the workspace root")
-    recursive: bool = Field(False, description="Include files in sub-folders (metadata/ is skipped unless listed directly)")
+    recursive: bool = Field(False, description="Include files in sub-folders")
     sort: Literal["name", "mtime"] = Field("name", description="Order by path name, or by modification time (newest first)")
     ext: list[str] | None = Field(None, description="Only files with these extensions, e.g. ['md', 'jsonl']")
     limit: int = Field(LIST_DEFAULT_LIMIT, ge=1, le=10_000, description="Maximum number of entries")
@@ -390,6 +419,7 @@ class ListEntry(ToolResult):
     modified: str
     name: str | None = None
     description: str | None = None
+    refused: str | None = None  # a symlink, pipe, device or hard-linked file: listed, never opened
 
 
 class ListResult(ToolResult):
@@ -406,23 +436,31 @@ class ListResult(ToolResult):
             line = f"{label}  {'-' if e.type == 'dir' else _size(e.size)}  {e.modified}"
             if e.name or e.description:
                 line += "  — " + ": ".join(x for x in (e.name, e.description) if x)
+            if e.refused:
+                line += f"  [refused: {e.refused}]"
             out.append(line)
         if self.total > len(self.entries):
             out.append(f"[{self.total - len(self.entries)} more; raise limit or narrow path/ext]")
         return "\n".join(out)
 
 
-def _summary(path: Path) -> tuple[str | None, str | None]:
+def _summary(ctx: Context, rel: str) -> tuple[str | None, str | None]:
     try:
-        with open(path, "rb") as fh:
-            if os.fstat(fh.fileno()).st_nlink > 1:  # may be a file outside (Workspace.existing_file)
-                return None, None
+        _norm, fh = ctx.workspace.open_file(rel)
+        with fh:
             head = fh.read(16 * 1024).decode("utf-8", errors="replace")
-    except OSError:
+    except (ReMeError, OSError):
         return None, None
     note = parse_note(head)
     name, desc = note.meta.get("name"), note.meta.get("description")
-    return (str(name) if name is not None else None), (" ".join(str(desc).split()) if desc is not None else None)
+    return (redact(str(name)) if name is not None else None), (redact(" ".join(str(desc).split())) if desc is not None else None)
+
+
+def _refusal(info: os.stat_result) -> str | None:
+    """Why a listed entry is shown without being opened (None: it is a file or folder of its own)."""
+    if stat_mod.S_ISREG(info.st_mode) and info.st_nlink > 1:
+        return f"{info.st_nlink} hard links: may be a file outside the workspace, never opened"
+    return nofollow.kind(info.st_mode)
 
 
 @tool(
@@ -437,44 +475,29 @@ def _summary(path: Path) -> tuple[str | None, str | None]:
 @team_readable
 def list_files(ctx: Context, params: ListParams) -> ListResult:
     ws = ctx.workspace
-    norm, root = _existing(ws, params.path, allow_root=True)
-    if not root.is_dir():
+    norm, info = _entry(ctx, params.path)
+    if not stat_mod.S_ISDIR(info.st_mode):
         raise InvalidInputError(f"{norm} is a file, not a folder; use stat or read")
     exts = {("." + e.lower().lstrip(".")) for e in (params.ext or []) if e.strip(". ")}
-    found: list[tuple[Path, bool]] = []
-    if params.recursive:
-        for dirpath, dirnames, filenames in os.walk(root):
-            if Path(dirpath) == ws.root:
-                dirnames[:] = [d for d in dirnames if d not in SYSTEM_DIRS]
-            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-            if not exts:
-                found += [(Path(dirpath) / d, True) for d in dirnames]
-            found += [(Path(dirpath) / f, False) for f in filenames if not f.startswith(".")]
-    else:
-        for p in root.iterdir():
-            if not p.name.startswith("."):
-                found.append((p, p.is_dir()))
+    # entries as they are (symlinks not followed), never under a hidden name nor outside the read policy
+    stats = [(p, st) for p, st in nofollow.walk(ws.root, norm, recursive=params.recursive)
+             if not any(part.startswith(".") for part in p.split("/"))
+             and p.split("/", 1)[0] in READABLE_LAYERS]
     if exts:
-        found = [(p, d) for p, d in found if not d and p.suffix.lower() in exts]
-    stats = []
-    for p, is_dir in found:
-        try:
-            st = p.stat()
-        except OSError:
-            continue  # dangling symlink or vanished meanwhile
-        stats.append((p, is_dir, st))
+        stats = [(p, st) for p, st in stats if not stat_mod.S_ISDIR(st.st_mode) and Path(p).suffix.lower() in exts]
     if params.sort == "mtime":
-        stats.sort(key=lambda x: (-x[2].st_mtime, ws.relpath(x[0])))
+        stats.sort(key=lambda x: (-x[1].st_mtime, x[0]))
     else:
-        stats.sort(key=lambda x: ws.relpath(x[0]))
+        stats.sort(key=lambda x: x[0])
     entries = []
-    for p, is_dir, st in stats[: params.limit]:
+    for p, st in stats[: params.limit]:
+        is_dir, refused = stat_mod.S_ISDIR(st.st_mode), _refusal(st)
         name = desc = None
-        if not is_dir and p.suffix.lower() in MARKDOWN_EXTS:
-            name, desc = _summary(p)
+        if not is_dir and not refused and p.lower().endswith(MARKDOWN_EXTS):
+            name, desc = _summary(ctx, p)
         entries.append(ListEntry(
-            path=ws.relpath(p), type="dir" if is_dir else "file", size=0 if is_dir else st.st_size,
-            modified=_mtime(st.st_mtime), name=name, description=desc,
+            path=p, type="dir" if is_dir else "file", size=0 if is_dir or refused else st.st_size,
+            modified=_mtime(st.st_mtime), name=name, description=desc, refused=refused,
         ))
     return ListResult(path=norm, entries=entries, total=len(stats))
 
@@ -522,27 +545,32 @@ class StatResult(ToolResult):
 )
 @team_readable
 def stat(ctx: Context, params: PathParams) -> StatResult:
-    norm, p = _existing(ctx.workspace, params.path, allow_root=True)
-    st = p.stat()
+    norm, st = _entry(ctx, params.path)
     base = dict(path=norm, size=st.st_size, modified=_mtime(st.st_mtime), created=_mtime(st.st_ctime))
-    if p.is_dir():
-        return StatResult(type="dir", files=sum(1 for x in p.rglob("*") if x.is_file()), **{**base, "size": 0})
-    with open(p, "rb") as fh:
+    if stat_mod.S_ISDIR(st.st_mode):
+        files = sum(1 for p, s in nofollow.walk(ctx.workspace.root, norm)
+                    if stat_mod.S_ISREG(s.st_mode) and p.split("/", 1)[0] in READABLE_LAYERS)
+        return StatResult(type="dir", files=files, **{**base, "size": 0})
+    _norm, fh = ctx.workspace.open_file(norm)
+    with fh:
+        st = os.fstat(fh.fileno())
         head = fh.read(8192)
-    mime = _image_mime(norm, head)
-    if looks_binary(head):
-        return StatResult(type="file", binary=True, mime_type=mime or "application/octet-stream", **base)
-    result = StatResult(type="file", binary=False, lines=_count_lines(p, st.st_size),
-                        mime_type=mime or _text_mime(norm), **base)
-    if st.st_size <= EDIT_MAX_BYTES:
-        data = p.read_bytes()
-        try:
-            text = data.decode("utf-8")
-            result.valid_utf8 = True
-        except UnicodeDecodeError:
-            text, result.valid_utf8 = data.decode("utf-8", errors="replace"), False
-        note = parse_note(text)
-        result.name, result.description, result.frontmatter_error = note.name, note.description, note.error
+        mime = _image_mime(norm, head)
+        if looks_binary(head):
+            return StatResult(type="file", binary=True, mime_type=mime or "application/octet-stream", **base)
+        result = StatResult(type="file", binary=False, lines=_count_lines(fh, st.st_size),
+                            mime_type=mime or _text_mime(norm), **base)
+        if st.st_size <= EDIT_MAX_BYTES:
+            fh.seek(0)
+            data = fh.read()
+            try:
+                text = data.decode("utf-8")
+                result.valid_utf8 = True
+            except UnicodeDecodeError:
+                text, result.valid_utf8 = data.decode("utf-8", errors="replace"), False
+            note = parse_note(text)
+            result.name, result.description = _redacted(note.name), _redacted(note.description)
+            result.frontmatter_error = note.error
     return result
 
 
@@ -574,8 +602,9 @@ class FrontmatterResult(ToolResult):
 
 def _frontmatter_result(norm: str, text: str) -> FrontmatterResult:
     note = parse_note(text)
-    return FrontmatterResult(path=norm, meta=_jsonable(note.meta), name=note.name, description=note.description,
-                             error=note.error, raw=note.raw_frontmatter if note.error else None)
+    return FrontmatterResult(path=norm, meta=_redacted(_jsonable(note.meta)), name=_redacted(note.name),
+                             description=_redacted(note.description), error=note.error,
+                             raw=_redacted(note.raw_frontmatter) if note.error else None)
 
 
 def _jsonable(value: Any) -> Any:
@@ -599,8 +628,8 @@ def _jsonable(value: Any) -> Any:
 )
 @team_readable
 def frontmatter_read(ctx: Context, params: PathParams) -> FrontmatterResult:
-    norm, path = ctx.workspace.existing_file(params.path)
-    with open(path, "rb") as fh:
+    norm, fh = _readable(ctx, params.path)
+    with fh:
         head = fh.read(EDIT_MAX_BYTES)
     if looks_binary(head[:8192]):
         raise _binary_error(norm)
@@ -696,11 +725,12 @@ def _image_mime(path: str, head: bytes) -> str | None:
 )
 @team_readable
 def read_image(ctx: Context, params: ReadImageParams) -> ImageResult:
-    norm, path = ctx.workspace.existing_file(params.path)
-    size = path.stat().st_size
-    if size > params.max_bytes:
-        raise InvalidInputError(f"{norm} is {_size(size)}, over the {_size(params.max_bytes)} image limit")
-    data = ctx.workspace.read_bytes(norm)
+    norm, fh = _readable(ctx, params.path)
+    with fh:
+        size = os.fstat(fh.fileno()).st_size
+        if size > params.max_bytes:
+            raise InvalidInputError(f"{norm} is {_size(size)}, over the {_size(params.max_bytes)} image limit")
+        data = fh.read()
     mime = _image_mime(norm, data[:16])
     if mime is None:
         raise InvalidInputError(f"{norm} is not a PNG, JPEG, GIF or WebP image; use read for text files")
