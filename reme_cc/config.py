@@ -53,6 +53,11 @@ class Config:
     embedding_base_url: str = ""
     embedding_model: str = ""
     embedding_api_key: str = ""
+    # a repository's team memory (.reme/): indexed in the background within these bounds
+    team_max_files: int = 5000  # files indexed (digest/ first, then resource/, then the newest daily/)
+    team_max_bytes: int = 64 * 1024 * 1024  # bytes of those files
+    team_documents: bool = False  # extract PDF/.docx from a repository (a hostile PDF costs seconds each)
+    team_extract_s: float = 120.0  # seconds of document extraction a session spends on one repository
 
     @classmethod
     def load(cls, workspace_root: Path | None = None, env: dict[str, str] | None = None) -> "Config":

@@ -88,10 +88,27 @@ def own_stat(root: Path, rel: str) -> os.stat_result | None:
     return st if os.path.realpath(path) == os.path.join(os.path.realpath(root), *rel.split("/")) else None
 
 
-class Workspace:
-    """A memory workspace rooted at ``root``. Layers are created on first use."""
+def team_metadata(personal_metadata: Path, folder: Path) -> Path:
+    """Where the derived state (index, vectors, caches, locks, logs) of a repository's team memory
+    ``folder`` lives: in the personal workspace's metadata/, one folder per repository (its real path
+    hashed; its name, made printable, for a reader), never in the checkout, which anyone can commit to."""
+    import hashlib
 
-    def __init__(self, root: str | os.PathLike[str] | None = None, *, create: bool = True):
+    real = os.path.realpath(folder)
+    name = re.sub(r"[^A-Za-z0-9._-]+", "_", os.path.basename(os.path.dirname(real)))[:40].strip("._") or "repo"
+    digest = hashlib.sha256(os.fsencode(real)).hexdigest()[:16]
+    return Path(personal_metadata) / "team" / f"{name}-{digest}"
+
+
+class Workspace:
+    """A memory workspace rooted at ``root``. Layers are created on first use.
+
+    ``metadata``: where its derived state lives when not in ``<root>/metadata`` -- a repository's team
+    memory keeps it in the personal workspace (``team_metadata``): its ``<root>/metadata`` is then
+    never read, written or made private (the repository's files are the team's, not this user's)."""
+
+    def __init__(self, root: str | os.PathLike[str] | None = None, *, create: bool = True,
+                 metadata: str | os.PathLike[str] | None = None):
         path = Path(os.path.expanduser(str(root))) if root else default_root()
         if "\x00" in str(path):
             raise PathError("workspace path contains a NUL byte")
@@ -101,9 +118,18 @@ class Workspace:
         elif not self.root.is_dir():
             raise NotFoundError(f"workspace {self.root} does not exist; run `reme-cc init` or set REME_WORKSPACE")
         self.root = self.root.resolve()
+        self._metadata = Path(metadata).absolute() if metadata is not None else self.root / "metadata"
         self._notes_guard = threading.RLock()
         self._notes_depth = 0
-        self._make_private()
+        if metadata is None:
+            self._make_private()
+        else:
+            _private_umask()
+            try:
+                (self._metadata / "logs").mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR)
+            except OSError as exc:
+                raise ReMeError(f"cannot create {self._metadata}: {exc.strerror or exc}; "
+                                "check the personal workspace's permissions") from exc
 
     def __repr__(self) -> str:
         return f"Workspace({str(self.root)!r})"
@@ -164,11 +190,11 @@ class Workspace:
 
     @property
     def metadata(self) -> Path:
-        return self.root / "metadata"
+        return self._metadata
 
     @property
     def logs(self) -> Path:
-        return self.root / "metadata" / "logs"
+        return self._metadata / "logs"
 
     # ---- paths --------------------------------------------------------------------------------
     def normalize(self, rel: str, *, allow_root: bool = False) -> str:

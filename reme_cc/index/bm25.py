@@ -65,7 +65,8 @@ class Splitter:
     """FTS5's own tokenisation of words: a private in-memory FTS5 table with the same tokenizer."""
 
     def __init__(self) -> None:
-        self._conn = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
+        self._conn = catalog.open_db(":memory:", statement_s=catalog.READER_STATEMENT_S, check_same_thread=False,
+                                     isolation_level=None)
         self._conn.execute(f"CREATE VIRTUAL TABLE t USING fts5(x, tokenize='{TOKENIZE}')")
         self._conn.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, instance)")
         self._lock = threading.Lock()

@@ -3,6 +3,13 @@
 One database, ``metadata/index.sqlite`` in WAL mode, holds the file catalog, chunks, links, the
 FTS5 keyword table and the embedding cache. It is derived state: when it is missing, of an older
 schema, or damaged, it is deleted and rebuilt from the files (with a line in metadata/logs/index.log).
+
+Every connection reme opens goes through ``open_db`` (standard library only: the hooks' brief uses it
+through readonly.py): ``trusted_schema`` off, SQLite's defensive mode where Python has it (3.12+;
+3.11 has no ``setconfig``: there the schema check and the deadline stand alone), a deadline per
+statement (a progress handler: a statement running longer is interrupted), and a schema check -- a
+database holding a view, a trigger or any object reme's schema does not make is refused
+(``ForeignSchema``), and rebuilt from the files where the index is opened for writing.
 """
 
 from __future__ import annotations
@@ -20,6 +27,9 @@ SCHEMA_VERSION = 3
 DB_NAME = "index.sqlite"
 
 log = logging.getLogger("reme_cc.index")
+STATEMENT_S = 60.0  # no statement of reme's runs this long (the biggest: a scan of 100k chunks, seconds)
+READER_STATEMENT_S = 1800.0  # background builds iterate a statement while tokenising every row, at low priority
+PROGRESS_OPS = 20_000  # VM instructions between deadline checks (~0.1 ms)
 
 SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT);
@@ -55,6 +65,81 @@ VECTOR_LOG = SCHEMA.strip().rstrip(";").split(";")[-1]
 
 class DamagedIndex(Exception):
     """Internal: the database cannot be used and must be rebuilt."""
+
+
+class ForeignSchema(sqlite3.DatabaseError):
+    """The database holds objects reme never makes: it is not reme's index and is not used."""
+
+
+class GuardedConnection(sqlite3.Connection):
+    """A connection whose every statement has a deadline: ``execute``/``executemany``/``executescript``
+    start its clock, a progress handler interrupts a statement still running past ``statement_s``
+    (sqlite3.OperationalError "interrupted"). Reme never uses cursor() directly."""
+
+    def __init__(self, *args: Any, statement_s: float = STATEMENT_S, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.started = [time.monotonic()]  # a list: the handler closes over it, not over the connection
+        started, limit = self.started, statement_s
+        self.set_progress_handler(lambda: time.monotonic() - started[0] > limit, PROGRESS_OPS)
+
+    def execute(self, *args: Any, **kwargs: Any) -> sqlite3.Cursor:
+        self.started[0] = time.monotonic()
+        return super().execute(*args, **kwargs)
+
+    def executemany(self, *args: Any, **kwargs: Any) -> sqlite3.Cursor:
+        self.started[0] = time.monotonic()
+        return super().executemany(*args, **kwargs)
+
+    def executescript(self, *args: Any, **kwargs: Any) -> sqlite3.Cursor:
+        self.started[0] = time.monotonic()
+        return super().executescript(*args, **kwargs)
+
+
+def open_db(target: str | Path, *, uri: bool = False, statement_s: float = STATEMENT_S, check: bool = True,
+            **kwargs: Any) -> sqlite3.Connection:
+    """The one way reme opens SQLite (see the module docstring). ``check``: refuse a database holding
+    objects reme's schema does not make (ForeignSchema); off only for a database being created."""
+    conn = sqlite3.connect(target, uri=uri, factory=lambda *a, **k: GuardedConnection(*a, statement_s=statement_s, **k),
+                           **kwargs)
+    try:
+        conn.execute("PRAGMA trusted_schema=OFF")  # no SQL function or virtual table runs from the schema
+        if hasattr(conn, "setconfig") and hasattr(sqlite3, "SQLITE_DBCONFIG_DEFENSIVE"):  # Python 3.12+
+            conn.setconfig(sqlite3.SQLITE_DBCONFIG_DEFENSIVE, True)
+        if check:
+            foreign = foreign_objects(conn)
+            if foreign:
+                raise ForeignSchema(f"the index database holds objects reme never makes ({', '.join(foreign[:5])}); "
+                                    "it is not used")
+    except BaseException:
+        conn.close()
+        raise
+    return conn
+
+
+_EXPECTED: frozenset[tuple[str, str]] | None = None
+
+
+def expected_objects() -> frozenset[tuple[str, str]]:
+    """(type, name) of every schema object reme's SCHEMA makes (FTS5 shadow tables and SQLite's own
+    autoindexes and sequence table included), read from a scratch database once."""
+    global _EXPECTED
+    if _EXPECTED is None:
+        conn = sqlite3.connect(":memory:")
+        try:
+            conn.executescript(SCHEMA)
+            _EXPECTED = frozenset(conn.execute("SELECT type, name FROM sqlite_master"))
+        finally:
+            conn.close()
+    return _EXPECTED
+
+
+def foreign_objects(conn: sqlite3.Connection) -> list[str]:
+    """Objects of the main schema reme's SCHEMA does not make ("view files", "trigger t"): reading
+    sqlite_master parses, never runs, them. A missing object is not foreign (an empty file, an
+    older database: the version check and the schema creation handle those)."""
+    expected = expected_objects()
+    return [f"{kind} {name}" for kind, name in conn.execute("SELECT type, name FROM sqlite_master ORDER BY name")
+            if (kind, name) not in expected]
 
 
 def is_damage(exc: BaseException) -> bool:
@@ -101,10 +186,17 @@ def connect(metadata: Path) -> tuple[sqlite3.Connection, str]:
     path = metadata / DB_NAME
     for attempt in range(2):
         try:
-            conn = sqlite3.connect(path, timeout=10.0, check_same_thread=False, isolation_level=None)
+            conn = open_db(path, check=False, timeout=10.0, check_same_thread=False, isolation_level=None)
         except sqlite3.OperationalError:
             return _fallback(metadata)
         try:
+            foreign = foreign_objects(conn)
+            if foreign:  # checked before any query touches a table: a view named `files` may never end
+                conn.close()
+                index_log(metadata, f"index database holds objects reme never makes ({', '.join(foreign[:5])}): "
+                                    "not used; rebuilding the index from the files")
+                remove_db_files(metadata)
+                continue
             _configure(conn)
             conn.execute("PRAGMA journal_mode=WAL")
             version = _schema_version(conn)
@@ -134,7 +226,8 @@ def reader(metadata: Path, mode: str) -> sqlite3.Connection:
     """A read-only connection of a background thread's own (``mode`` "ro": a read-only filesystem)."""
     uri = (metadata / DB_NAME).resolve().as_uri()  # percent-escapes '?', '#', '%' in the path
     flags = "mode=ro&immutable=1" if mode == "ro" else "mode=ro"
-    conn = sqlite3.connect(f"{uri}?{flags}", uri=True, timeout=10.0, isolation_level=None, check_same_thread=False)
+    conn = open_db(f"{uri}?{flags}", uri=True, statement_s=READER_STATEMENT_S, timeout=10.0, isolation_level=None,
+                   check_same_thread=False)
     conn.execute("PRAGMA busy_timeout=10000")
     return conn
 
@@ -184,16 +277,15 @@ def _fallback(metadata: Path) -> tuple[sqlite3.Connection, str]:
     path = metadata / DB_NAME
     if path.exists():
         try:
-            conn = sqlite3.connect(
-                f"file:{path}?mode=ro&immutable=1", uri=True, check_same_thread=False, isolation_level=None
-            )
+            conn = open_db(f"{path.resolve().as_uri()}?mode=ro&immutable=1", uri=True, check_same_thread=False,
+                           isolation_level=None)
             if _schema_version(conn) == SCHEMA_VERSION:
                 log.warning("workspace is read-only: serving the existing index without syncing")
                 return conn, "ro"
             conn.close()
         except sqlite3.DatabaseError:
             pass
-    conn = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
+    conn = open_db(":memory:", check_same_thread=False, isolation_level=None)
     create_schema(conn)
     log.warning("workspace is read-only: building a private in-memory index")
     return conn, "memory"

@@ -72,11 +72,21 @@ def ensure_worker(ws: Workspace, config: "Config") -> int | None:
     argv = module_argv(sys.executable, "reme_cc", "--workspace", str(ws.root), "embed", "--worker")
     try:
         pid = spawn_detached(argv, ws.logs / "embed-worker.log",
-                             env={"REME_WORKSPACE": str(ws.root), **ONE_THREAD_ENV, **_embedding_env(config)})
+                             env={"REME_WORKSPACE": str(ws.root), **ONE_THREAD_ENV, **_embedding_env(config),
+                                  **_metadata_env(ws)})
     except OSError as exc:
         index_log(ws.metadata, f"cannot start the embedding worker ({exc}); `reme-cc embed` embeds in the foreground")
         return None
     return pid
+
+
+METADATA_ENV = "REME_WORKER_METADATA"
+
+
+def _metadata_env(ws: Workspace) -> dict[str, str]:
+    """A team memory's worker must use the derived-state folder its parent uses (in the personal
+    workspace), never the repository's metadata/: it is told so, the parent being trusted."""
+    return {METADATA_ENV: str(ws.metadata)} if ws.metadata != ws.root / "metadata" else {METADATA_ENV: ""}
 
 
 def _embedding_env(config: "Config") -> dict[str, str]:
@@ -117,6 +127,8 @@ def coverage(index: "Index") -> dict[str, Any]:
 
 def describe(cov: dict[str, Any]) -> str:
     """One line: "vectors for 62 % of 49,027 chunks; 18,700 left, about 1 h 40 min (worker pid 1234)"."""
+    if not cov["total"]:
+        return "no chunks to embed yet: the workspace holds no notes"
     line = f"vectors for {cov['percent']:g} % of {cov['total']:,} chunks"
     if cov["backlog"]:
         line += f"; {cov['backlog']:,} left"
@@ -212,9 +224,12 @@ def _cmd_embed(args: Any) -> int:
     from ..config import Config
     from . import Index
 
-    # the worker opens its workspace as it is: a repository's team memory holds only what it shares
-    ws = Workspace(getattr(args, "workspace", None), create=not args.worker)
-    index = Index(ws, Config.load(ws.root))
+    # the worker opens its workspace as it is: a repository's team memory holds only what it shares,
+    # and its derived state lives where the parent says (REME_WORKER_METADATA); its settings are the
+    # parent's (passed in the environment), never a config.json the repository committed
+    metadata = os.environ.get(METADATA_ENV, "") if args.worker else ""
+    ws = Workspace(getattr(args, "workspace", None), create=not args.worker, metadata=metadata or None)
+    index = Index(ws, Config.load(None if metadata else ws.root))
     try:
         if not index.model_id:
             print("embedding is off (embedding=none): keyword search only", file=sys.stderr)
@@ -232,7 +247,9 @@ def _cmd_embed(args: Any) -> int:
         n = run(index, worker=False, progress=bar)
         if bar:
             bar.finish()
-        print(describe(coverage(index)) + f" ({n} embedded now)")
+        cov = coverage(index)
+        print(json.dumps({**cov, "embedded_now": n}) if getattr(args, "json", False)
+              else describe(cov) + f" ({n} embedded now)")
         return 0
     finally:
         index.close()

@@ -24,8 +24,10 @@ from typing import Any, Callable, Iterable, Iterator
 
 from ..config import Config
 from ..errors import InvalidInputError, ReMeError
+from ..notes.documents import DOCUMENT_EXTS, MAX_DOCUMENT_BYTES
 from ..workspace import Workspace, own_stat
 from . import catalog, catchup, embedder as emb, keyword, tiers
+from .budget import Budget, Selection, select
 from .bm25 import BM25Index, ChunkNotes, search_notes_fts, trim_heap
 from .catalog import index_log
 from .graph import LinkGraph, neighbors
@@ -41,6 +43,7 @@ __all__ = [
 SYNC_INTERVAL = 1.0  # seconds between stat walks before queries when not watching (freshness target is 2 s)
 EMBED_BATCH = 8
 INLINE_FILES = 300  # a server indexes more changed files than this at once in the background
+TEAM_INLINE_FILES = 20  # a team index (budget): more than this, or any document, in the background
 IDLE_RELEASE_S = 120.0  # an idle server lets go of its models and in-memory indexes after this
 VECTOR_LOG_KEEP = 20000  # rows of vector_log kept (announcements of new vectors)
 
@@ -159,12 +162,24 @@ class _NoLock:
         return None
 
 
+class _Stopped(Exception):
+    """The index is closing: a background write stops after its last committed batch."""
+
+
 class Index:
-    def __init__(self, ws: Workspace, config: Config, *, background_embedding: bool = True):
+    def __init__(self, ws: Workspace, config: Config, *, background_embedding: bool = True,
+                 budget: Budget | None = None):
+        """``budget``: a repository's team memory -- what is indexed is bounded (budget.py) and every
+        write but a handful of files runs in the background, so its content never holds a query."""
         self.ws = ws
         self.config = config
         self.metadata = ws.metadata
         self.background_embedding = background_embedding
+        self.budget = budget
+        self._selection: Selection | None = None  # the budget's last choice of files
+        self._unextracted: set[str] = set()  # documents left out: the session's extraction time is spent
+        self._extract_left = budget.extract_s if budget is not None else 0.0
+        self._bg_progress = (0, 0)  # (files written, files) of the background write
         self._rlock = threading.RLock()  # one sqlite connection per Index, shared by threads
         self._conn, self.mode = catalog.connect(self.metadata)
         self._writer = self._make_lock()
@@ -212,6 +227,9 @@ class Index:
             try:
                 yield self._conn
             except sqlite3.DatabaseError as exc:
+                if "interrupted" in str(exc):  # catalog.open_db's deadline
+                    raise ReMeError(f"an index query ran longer than {catalog.STATEMENT_S:.0f} s and was stopped; "
+                                    "run `reme-cc reindex` if it happens again") from None
                 if not catalog.is_damage(exc) or self.mode != "rw":
                     raise ReMeError(f"index database error: {exc}; run `reme-cc reindex`") from None
                 self._rebuild_after_damage(str(exc))
@@ -251,6 +269,9 @@ class Index:
             return report
         if disk is None:
             disk = walk(self.ws.root)
+        if self.budget is not None:
+            self._selection = select(self.budget, disk, self._unextracted)
+            disk = self._selection.kept
 
         def diff(conn: sqlite3.Connection) -> dict[str, tuple[int, int] | None]:
             stats, stale = self._catalog_snapshot(conn)
@@ -306,18 +327,23 @@ class Index:
                progress: Callable[[int, int], None] | None = None) -> None:
         """``all_paths=None``: the catalog's paths read under the writer lock, plus/minus ``todo`` (another
         process may have added or deleted files while this one waited for the lock)."""
-        polite = self._watcher is not None  # a server: big batches in the background, at low priority
+        # a server: big batches in the background, at low priority; a team index: all but a handful of files
+        polite = self._watcher is not None or self.budget is not None
+        background = self.mode == "rw" and all_paths is None and (
+            len(todo) > (INLINE_FILES if self.budget is None else TEAM_INLINE_FILES)
+            or (self.budget is not None and any(p.lower().endswith(DOCUMENT_EXTS) for p in todo)))
 
-        def do(conn: sqlite3.Connection, writer: Any = self._writer) -> None:
+        def do(conn: sqlite3.Connection, writer: Any = self._writer, track: Any = progress) -> None:
             with writer:
                 paths = all_paths
                 if paths is None:
                     known = {r[0] for r in conn.execute("SELECT path FROM files")}
                     paths = (known | {p for p, st in todo.items() if st is not None}) - {
                         p for p, st in todo.items() if st is None}
-                apply_changes(conn, self.ws.root, self.config, todo, paths, report, progress, polite=polite)
+                apply_changes(conn, self.ws.root, self.config, todo, paths, report, track, polite=polite,
+                              metadata=self.metadata)
 
-        if polite and all_paths is None and len(todo) > INLINE_FILES and self.mode == "rw":
+        if polite and background:
             self._write_in_background(todo, do)
             return
         try:
@@ -328,23 +354,34 @@ class Index:
             self._kick_embedding()
 
     def _write_in_background(self, todo: dict[str, tuple[int, int] | None],
-                             do: Callable[[sqlite3.Connection, Any], None]) -> None:
-        """A burst (a `git checkout`, a folder copied in): indexed by a thread on its own connection, so
-        queries keep answering from the index as it was (with a note in ``status``) instead of waiting."""
+                             do: Callable[[sqlite3.Connection, Any, Any], None]) -> None:
+        """A burst (a `git checkout`, a folder copied in), or a team index's write: indexed by a thread on
+        its own connection, so queries keep answering from the index as it was (with a note in ``status``
+        and, for a team, in the answer: ``indexing()``) instead of waiting. Closing stops it after the
+        batch being written."""
         if self._bg_write is not None and self._bg_write.is_alive():
             return  # the running batch's walk-and-diff catches these too on its next round
+
+        def track(done: int, total: int) -> None:
+            self._bg_progress = (done, total)
+            if self._stop.is_set():
+                raise _Stopped()
 
         def run() -> None:
             from .polite import lower_priority
 
             lower_priority()
             try:
+                if self.budget is not None:
+                    self._extract_within_budget(todo)
                 conn = _open_rw(self.metadata)
                 try:
-                    do(conn, self._make_lock())
+                    do(conn, self._make_lock(), track)
                 finally:
                     conn.close()
                 self._kick_embedding()
+            except _Stopped:
+                index_log(self.metadata, f"background indexing stopped (closing) after {self._bg_progress[0]} files")
             except Exception as exc:  # noqa: BLE001 - the next query's check tries again
                 index_log(self.metadata, f"background indexing of {len(todo)} files failed: {exc}")
             finally:
@@ -352,6 +389,7 @@ class Index:
                 self._last_sync = 0.0  # and the next query looks again (changes made meanwhile)
 
         self._bg_files = len(todo)
+        self._bg_progress = (0, len(todo))
         index_log(self.metadata, f"{len(todo)} files changed at once: indexing them in the background")
         self._bg_write = threading.Thread(target=run, name="reme-index-burst", daemon=True)
         self._bg_write.start()
@@ -366,6 +404,41 @@ class Index:
         if self._watcher is not None:
             self._watcher.start(wait)
         return self.freshness()
+
+    def indexing(self) -> tuple[int, int] | None:
+        """(files written, files) while a background write runs, else None."""
+        if self._bg_write is not None and self._bg_write.is_alive():
+            return self._bg_progress
+        return None
+
+    def left_out(self) -> str | None:
+        """A team index: what its budget left out, as one line for the answer (None: nothing)."""
+        return self._selection.note() if self._selection is not None else None
+
+    def _extract_within_budget(self, todo: dict[str, tuple[int, int] | None]) -> None:
+        """A team index: extract the documents of ``todo`` now, one at a time, while the session's
+        extraction time lasts (``team_extract_s``; a hostile PDF costs up to documents.TIMEOUT_S).
+        Past it, the rest are dropped from ``todo`` and left out of the catalog for this session."""
+        from ..notes.documents import text_view
+        from .sync import _no_follow
+
+        for path, st in list(todo.items()):
+            if st is None or not path.lower().endswith(DOCUMENT_EXTS) or st[1] > MAX_DOCUMENT_BYTES:
+                continue
+            if self._stop.is_set():
+                raise _Stopped()
+            if self._extract_left <= 0:
+                del todo[path]
+                self._unextracted.add(path)
+                continue
+            started = time.monotonic()
+            try:
+                with open(self.ws.root / path, "rb", opener=_no_follow) as fh:
+                    data = fh.read()
+            except OSError:
+                continue  # gone: the write treats it as deleted
+            text_view(self.metadata, path, data)  # cached by content hash: the write reads it from there
+            self._extract_left -= time.monotonic() - started
 
     def freshness(self) -> dict[str, object]:
         if self._watcher is None:
@@ -934,6 +1007,7 @@ class Index:
                 "conflicts": unindexed(CONFLICT_KEY),
                 "hard_linked": unindexed(HARD_LINK_KEY),
                 "freshness": self.freshness(),
+                **({"left_out": self.left_out()} if self.left_out() else {}),
                 "rss_mb": round(rss_mb(), 1),
             }
 
@@ -972,7 +1046,7 @@ class _Retry(Exception):
 
 
 def _open_rw(metadata: Any) -> sqlite3.Connection:
-    conn = sqlite3.connect(metadata / catalog.DB_NAME, timeout=10.0, isolation_level=None, check_same_thread=False)
+    conn = catalog.open_db(metadata / catalog.DB_NAME, timeout=10.0, isolation_level=None, check_same_thread=False)
     conn.execute("PRAGMA busy_timeout=10000")
     return conn
 

@@ -8,17 +8,21 @@ import sqlite3
 from pathlib import Path
 from typing import Any, Callable
 
-DB = "metadata/index.sqlite"
+from .catalog import DB_NAME, open_db
+
+BRIEF_STATEMENT_S = 2.0  # the SessionStart hook waits for the brief: no statement of it may take longer
 
 
-def with_index(ws_root: Path, fn: Callable[[sqlite3.Connection], Any], default: Any) -> Any:
-    """``fn(conn)`` on the workspace's index opened read-only (it never waits long for a writer);
-    ``default`` when there is no index yet or on any database problem."""
-    path = Path(ws_root) / DB
+def with_index(metadata: Path, fn: Callable[[sqlite3.Connection], Any], default: Any) -> Any:
+    """``fn(conn)`` on the index in ``metadata`` (the workspace's derived-state folder,
+    ``Workspace.metadata``; a team memory's is in the personal workspace) opened read-only -- it never
+    waits long for a writer, and a statement stops after BRIEF_STATEMENT_S; ``default`` when there is
+    no index yet, it holds objects reme never makes, or on any database problem."""
+    path = Path(metadata) / DB_NAME
     if not path.is_file():
         return default
     try:
-        conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=0.2)
+        conn = open_db(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=0.2, statement_s=BRIEF_STATEMENT_S)
     except sqlite3.Error:
         return default
     try:

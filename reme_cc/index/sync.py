@@ -147,7 +147,8 @@ def _no_follow(path: str, flags: int) -> int:
     return os.open(path, flags | getattr(os, "O_NOFOLLOW", 0))
 
 
-def prepare(ws_root: Path, path: str, stat: tuple[int, int], config: Config) -> Prepared:
+def prepare(ws_root: Path, path: str, stat: tuple[int, int], config: Config, metadata: Path | None = None) -> Prepared:
+    """``metadata``: the workspace's derived-state folder (the extraction cache), when not ``ws_root/metadata``."""
     from ..notes.chunker import chunk_file
     from ..notes.conflicts import conflict_lines
     from ..notes.frontmatter import parse_note
@@ -177,7 +178,7 @@ def prepare(ws_root: Path, path: str, stat: tuple[int, int], config: Config) -> 
     out.hash = hashlib.sha256(data).hexdigest()
     if path.lower().endswith(DOCUMENT_EXTS):
         # cached by content hash, bounded in time and memory; "" (no chunks) when it has no text
-        data = text_view(ws_root, path, data, out.hash).text.encode("utf-8")
+        data = text_view(metadata or ws_root / "metadata", path, data, out.hash).text.encode("utf-8")
     text = data.decode("utf-8", errors="replace")
     meta: dict[str, Any] = {}
     is_md = path.lower().endswith((".md", ".markdown"))
@@ -257,7 +258,7 @@ def _pool_worker(polite: bool) -> None:
 
 
 def prepared_stream(ws_root: Path, items: list[tuple[str, tuple[int, int]]], config: Config,
-                    polite: bool = False) -> Iterator[Prepared]:
+                    polite: bool = False, metadata: Path | None = None) -> Iterator[Prepared]:
     """Prepare files in order; big batches use a process pool (jieba + mistletoe are CPU bound).
     ``polite`` (a server's background batch): half the cores, at the lowest priority.
 
@@ -267,13 +268,13 @@ def prepared_stream(ws_root: Path, items: list[tuple[str, tuple[int, int]]], con
     workers = max(1, cores // 2) if polite else min(cores, 8)
     if len(items) < PARALLEL_MIN or (workers < 2 and not polite):  # polite: even one worker is a low-priority process
         for path, stat in items:
-            yield prepare(ws_root, path, stat, config)
+            yield prepare(ws_root, path, stat, config, metadata)
         return
     import multiprocessing as mp
 
     ctx = mp.get_context("forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn")
     with ctx.Pool(workers, initializer=_pool_worker, initargs=(polite,)) as pool:
-        yield from pool.imap(_prepare_star, [(ws_root, p, st, config) for p, st in items], chunksize=16)
+        yield from pool.imap(_prepare_star, [(ws_root, p, st, config, metadata) for p, st in items], chunksize=16)
 
 
 class LazyStems(Mapping[str, list[str]]):
@@ -321,10 +322,10 @@ def reresolve(conn: sqlite3.Connection, paths: set[str], stems: Mapping[str, lis
 def apply_changes(
     conn: sqlite3.Connection, ws_root: Path, config: Config, todo: dict[str, tuple[int, int] | None],
     all_paths: set[str], report: SyncReport, progress: Callable[[int, int], None] | None = None,
-    polite: bool = False,
+    polite: bool = False, metadata: Path | None = None,
 ) -> None:
     """Write ``todo`` ({path: stat, or None when deleted}) in transactions of BATCH files.
-    The caller holds the writer lock."""
+    The caller holds the writer lock. ``metadata``: the derived-state folder, when not ``ws_root/metadata``."""
     all_paths = set(all_paths)  # corrected below for files created or gone since the walk
     known = {r[0] for r in conn.execute("SELECT path FROM files")}
     # a deletion comes from a walk made before the writer lock; a file there now was created since
@@ -337,7 +338,7 @@ def apply_changes(
     removed: set[str] = set()
     total = len(deleted) + len(present)
     done = 0
-    stream = prepared_stream(ws_root, present, config, polite)
+    stream = prepared_stream(ws_root, present, config, polite, metadata)
     set_changed = False
 
     def batches() -> Iterator[list[Any]]:
@@ -389,5 +390,5 @@ def apply_changes(
             progress(done, total)
     if any(p.lower().endswith(DOCUMENT_EXTS) for p in todo):  # a document changed or went: its old text too
         is_doc = " OR ".join("lower(path) LIKE ?" for _ in DOCUMENT_EXTS)
-        prune_cache(ws_root, {r[0] for r in conn.execute(
+        prune_cache(metadata or ws_root / "metadata", {r[0] for r in conn.execute(
             f"SELECT hash FROM files WHERE hash IS NOT NULL AND ({is_doc})", [f"%{ext}" for ext in DOCUMENT_EXTS])})

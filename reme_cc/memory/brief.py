@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Config
-from ..workspace import Workspace, default_root
+from ..workspace import Workspace, default_root, team_metadata
 from . import interests, untrusted
 from ..index import readonly
 from .project import Preference, detect, find_root
@@ -127,11 +127,11 @@ def build_brief(ws: Workspace, config: Config, *, cwd: str = "", today: str | No
         name = detect(cwd, readonly.known_projects(conn)).name if cwd else ""  # as this workspace's notes spell it
         return name, relevant_nodes(conn, name, cwd, terms, today, Preference.of(project, name or None))
 
-    here, nodes = readonly.with_index(ws.root, personal, (detect(cwd).name if cwd else "", []))
+    here, nodes = readonly.with_index(ws.metadata, personal, (detect(cwd).name if cwd else "", []))
     found = locate(cwd, ws.root) if cwd else None
     if found is not None and found.root is not None:
         pref = Preference.of(project, here or None).with_unlabelled(here)
-        team = readonly.with_index(found.root,
+        team = readonly.with_index(team_metadata(ws.metadata, found.root),
                            lambda conn: relevant_nodes(conn, here, cwd, terms, today, pref), [])
         nodes = [(f"{TEAM_DIR}/{p}", n, d) for p, n, d in team] + nodes
     nodes = nodes[:MAX_NODES]

@@ -41,6 +41,7 @@ class Context:
     _notes: NoteStore | None = None
     _scope: dict[str, Any] = field(default_factory=dict)  # tools/recall_scope.py's cache: team Contexts, known projects
     agents: AgentRunner | None = None  # set by the surface that starts a pipeline
+    budget: Any = None  # a repository's team memory: index.budget.Budget (bounded, indexed in the background)
 
     @classmethod
     def open(cls, root: str | None = None, config: Config | None = None) -> "Context":
@@ -53,7 +54,7 @@ class Context:
             if self._index is None:
                 from ..index import Index  # lazy, downward: opening the index costs a database
 
-                self._index = Index(self.workspace, self.config)
+                self._index = Index(self.workspace, self.config, budget=self.budget)
             return self._index
 
     @property

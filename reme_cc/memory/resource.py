@@ -261,7 +261,7 @@ def resource_text(ctx: Context, res: Resource) -> tuple[str, str | None]:
 
     data = ctx.workspace.read_bytes(res.path)
     if res.kind == "document":
-        view = documents.text_view(ctx.workspace.root, res.path, data, res.sha256)
+        view = documents.text_view(ctx.workspace.metadata, res.path, data, res.sha256)
         if view.error:
             return "", view.error
         return view.text, None

@@ -14,13 +14,15 @@ the repository's project) and secrets are redacted again on the way out.
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidInputError, NotFoundError, ReMeError
-from ..workspace import Workspace
+from ..workspace import Workspace, team_metadata
 from .project import find_root
 
 
@@ -57,17 +59,36 @@ def locate(cwd: str | os.PathLike[str], personal_root: Path | None = None) -> Te
     return TeamFolder(repo, real)
 
 
-def ensure_gitignore(root: Path) -> None:
-    """Make sure the shared folder's own .gitignore keeps metadata/ out of git (best effort: a
-    read-only checkout is searched with an in-memory index and needs none)."""
+def team_workspace(folder: Path, personal: Workspace) -> Workspace:
+    """The team memory ``folder`` as a workspace whose derived state lives in the personal workspace
+    (``workspace.team_metadata``): a ``metadata/`` committed to the repository is never read or written."""
+    return Workspace(folder, create=False, metadata=team_metadata(personal.metadata, folder))
+
+
+def ensure_gitignore(root: Path) -> str | None:
+    """Make sure the shared folder's own .gitignore keeps metadata/ out of git (an older reme kept the
+    index there). Best effort: a read-only checkout needs none. Never through a symlink, which a
+    repository may commit pointing anywhere (a dangling one would create its target): the problem is
+    returned instead, for the caller to log."""
     path = root / ".gitignore"
     try:
-        current = path.read_text(encoding="utf-8", errors="replace") if path.exists() else ""
+        fd = os.open(path, os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o644)
+    except OSError as exc:
+        if os.path.islink(path):
+            return f"{path} is a symlink; reme does not write through it (make it a regular file to let reme add metadata/)"
+        return None if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM) else f"cannot update {path}: {exc.strerror or exc}"
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return f"{path} is not a regular file; left alone"
+        with os.fdopen(os.dup(fd), "rb") as fh:
+            current = fh.read(1 << 20).decode("utf-8", errors="replace")
         if "metadata/" not in current.split():
-            with open(path, "a", encoding="utf-8") as fh:
-                fh.write(("\n" if current and not current.endswith("\n") else "") + GITIGNORE)
-    except OSError:
-        pass
+            os.write(fd, (("\n" if current and not current.endswith("\n") else "") + GITIGNORE).encode("utf-8"))
+    except OSError as exc:
+        return f"cannot update {path}: {exc.strerror or exc}"
+    finally:
+        os.close(fd)
+    return None
 
 
 def create_folder(repo: Path) -> Path:
@@ -175,7 +196,7 @@ def share(ctx: Any, node: str, cwd: str | os.PathLike[str], *, move: bool = Fals
                         "to keep a separate team memory in this repository")
     folder = found.root or create_folder(found.repo)
     ensure_gitignore(folder)
-    team = Workspace(folder, create=False)
+    team = team_workspace(folder, ws)  # its derived state, if any, stays out of the repository
     dest = folder / rel
     if dest.exists():
         raise ReMeError(f"{dest} already exists in the team memory; edit it there (it merges like any file)")

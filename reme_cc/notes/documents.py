@@ -11,7 +11,8 @@ The text view is Markdown-like and line-numbered like any note:
 Extraction runs in a child process with a CPU, memory and wall-clock bound (a PDF bomb, a 300-page
 report or a file still being written can cost at most that, never hang or crash the MCP server, a
 hook or the dream). Its result -- text or the reason there is none (encrypted, no text layer,
-damaged, not a Word document, too slow, too big) -- is cached under ``metadata/extract/`` keyed by
+damaged, not a Word document, too slow, too big) -- is cached in the workspace's metadata folder
+(``<metadata>/extract/``; a team memory's is in the personal workspace, never the repository) keyed by
 the content hash, so an unchanged file is never extracted twice, whoever asks first, and pruned when
 a sync changes or removes documents (``prune_cache``). The cache holds the raw text; ``text_view``
 redacts secrets on the way out (before any text reaches the index, a tool result or a model), so a
@@ -39,7 +40,7 @@ MAX_TEXT_CHARS = 4_000_000  # extracted text beyond this is cut (with a note in 
 TIMEOUT_S = 30.0  # wall clock per extraction
 CPU_S = 30  # RLIMIT_CPU of the child
 MEMORY_BYTES = 1024 * 1024 * 1024  # RLIMIT_AS of the child (address space, incl. Python itself)
-CACHE_DIR = "metadata/extract"
+CACHE_DIR = "extract"  # in the workspace's metadata folder (Workspace.metadata)
 _VERSION = 1  # bump when the view format changes: old cache entries are then re-extracted
 PAGE_HEADER_RE = re.compile(r"^## Page (\d+)$")
 
@@ -61,13 +62,14 @@ def is_image(path: str) -> bool:
 
 
 # ---- the cached, bounded extraction ---------------------------------------------------------------
-def extract(ws_root: Path, path: str, data: bytes, sha256: str | None = None) -> Extraction:
-    """The extraction of ``data`` (the bytes of ``path``), from the cache or a bounded child process."""
+def extract(metadata: Path, path: str, data: bytes, sha256: str | None = None) -> Extraction:
+    """The extraction of ``data`` (the bytes of ``path``), from the cache in ``metadata`` (the
+    workspace's derived-state folder, ``Workspace.metadata``) or a bounded child process."""
     kind = path.lower().rsplit(".", 1)[-1]
     if kind not in ("pdf", "docx"):
         raise ValueError(f"{path} is not a PDF or .docx")
     sha256 = sha256 or hashlib.sha256(data).hexdigest()
-    cache = Path(ws_root) / CACHE_DIR / f"{sha256}.json"
+    cache = Path(metadata) / CACHE_DIR / f"{sha256}.json"
     try:
         entry = json.loads(cache.read_text(encoding="utf-8"))
         if entry.get("v") == _VERSION:
@@ -88,13 +90,13 @@ def extract(ws_root: Path, path: str, data: bytes, sha256: str | None = None) ->
     return result
 
 
-def prune_cache(ws_root: Path, keep: set[str], min_age_s: float = 600.0) -> int:
+def prune_cache(metadata: Path, keep: set[str], min_age_s: float = 600.0) -> int:
     """Delete cached extractions of content no file has any more (``keep``: the documents' current
     hashes), so the cache follows the documents instead of growing with every version. Entries younger
     than ``min_age_s`` stay: another process may have just extracted a file it has not indexed yet."""
     removed, now = 0, time.time()
     try:
-        entries = list(os.scandir(Path(ws_root) / CACHE_DIR))
+        entries = list(os.scandir(Path(metadata) / CACHE_DIR))
     except OSError:
         return 0
     for entry in entries:
@@ -139,11 +141,11 @@ def _run_child(kind: str, data: bytes) -> Extraction:
 
 
 # ---- the view -------------------------------------------------------------------------------------
-def text_view(ws_root: Path, path: str, data: bytes, sha256: str | None = None) -> Extraction:
+def text_view(metadata: Path, path: str, data: bytes, sha256: str | None = None) -> Extraction:
     """The extraction with secrets redacted: what the index, `read` and the resource agent see."""
     from .redact import redact
 
-    ex = extract(ws_root, path, data, sha256)
+    ex = extract(metadata, path, data, sha256)
     return Extraction(ex.kind, redact(ex.text), ex.pages, ex.error) if ex.text else ex
 
 

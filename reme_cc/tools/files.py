@@ -177,7 +177,7 @@ def _read_document(ctx: Context, norm: str, size: int, params: ReadParams) -> Re
     if size > MAX_DOCUMENT_BYTES:
         raise InvalidInputError(f"{norm} is {_size(size)}, over the {_size(MAX_DOCUMENT_BYTES)} document limit; "
                                 "it is listed, not extracted")
-    view = text_view(ctx.workspace.root, norm, ctx.workspace.read_bytes(norm))
+    view = text_view(ctx.workspace.metadata, norm, ctx.workspace.read_bytes(norm))
     if view.error:
         raise InvalidInputError(f"{norm} has no readable text: {view.error}")
     lines = split_lines(view.text.rstrip("\n"))

@@ -14,13 +14,14 @@ from dataclasses import dataclass
 from typing import Any, Callable, TypeVar
 
 from ..bootstrap import session_cwd
-from ..errors import NotFoundError, ReMeError
+from ..errors import InvalidInputError, NotFoundError, ReMeError
+from ..index.budget import Budget
 from ..index.catalog import generation
 from ..index.tiers import order_by_tier
 from ..index.readonly import known_projects
 from ..memory.project import Preference, Project, current
-from ..memory.team import TEAM_DIR, ensure_gitignore, locate
-from ..workspace import Workspace
+from ..memory.team import TEAM_DIR, ensure_gitignore, locate, team_workspace
+from ..notes.documents import is_document
 from . import Context
 
 PERSONAL, TEAM = "personal", "team"
@@ -59,15 +60,30 @@ def team_context(ctx: Context, cwd: str | None = None) -> tuple[Context | None, 
         return None, found.problem if found else None
     key = str(found.root)
     if key not in ctx._scope:
-        ensure_gitignore(found.root)
-        try:
-            (found.root / "metadata").mkdir(exist_ok=True)
-        except OSError:
-            pass  # a read-only checkout: the index is built in memory
-        # the personal settings, never the repository's config.json: a committed file must not be
-        # able to send notes off the machine (embedding endpoint) or change limits
-        ctx._scope[key] = Context(Workspace(found.root, create=False), ctx.config)
+        problem = ensure_gitignore(found.root)
+        # its index, caches, locks and logs live in the personal workspace: a metadata/ committed to the
+        # repository is never read nor written. The personal settings, never the repository's
+        # config.json: a committed file must not be able to send notes off the machine (embedding
+        # endpoint) or change limits. Bounded and indexed in the background (index/budget.py).
+        team = Context(team_workspace(found.root, ctx.workspace), ctx.config, budget=Budget.of(ctx.config))
+        if problem:
+            team.workspace.append_log("workspace.log", problem)
+        ctx._scope[key] = team
     return ctx._scope[key], None
+
+
+def team_notes(team: Context) -> list[str]:
+    """What an answer says about a team memory still being indexed, or cut by its budget."""
+    out = []
+    progress = team.index.indexing()
+    if progress is not None:
+        done, total = progress
+        out.append(f"team memory is still being indexed: {done:,} of {total:,} files; its notes join the "
+                   "answers as they are indexed")
+    left = team.index.left_out()
+    if left:
+        out.append(left)
+    return out
 
 
 def scoped(ctx: Context, project: str | None, limit: int, ask: Callable[[Context, Callable[[Any], int | None]], list[Any]],
@@ -89,6 +105,8 @@ def scoped(ctx: Context, project: str | None, limit: int, ask: Callable[[Context
     out.sort(key=lambda s: -s.hit.score)
     out = order_by_tier(out, lambda s: s.tier, (lambda s: s.hit.score) if band else None)
     notes = [warning] if warning else []
+    if team is not None:
+        notes += team_notes(team)
     if pref.only is not None and not out:
         names = sorted(known(ctx))
         notes.append(f"nothing found in project {pref.only!r}; projects in this workspace: "
@@ -116,6 +134,15 @@ def _team(ctx: Context) -> Context:
     return team
 
 
+def _no_document(ctx: Context, tool: str, rel: str) -> None:
+    """Documents are extracted from a repository only when the user opted in: a committed PDF can
+    cost seconds of CPU per file (issue 21)."""
+    if tool == "read" and is_document(rel) and not ctx.config.team_documents:
+        raise InvalidInputError(f"{TEAM_PREFIX}{rel} is a document in the repository's team memory; reme extracts "
+                                "PDF/.docx from a repository only when you opt in: set REME_TEAM_DOCUMENTS=true "
+                                "(team_documents in config.json)")
+
+
 R = TypeVar("R")
 
 
@@ -129,6 +156,7 @@ def team_readable(fn: Callable[[Context, Any], R]) -> Callable[[Context, Any], R
         if rel != TEAM_DIR and not rel.startswith(TEAM_PREFIX):
             return fn(ctx, params)
         team = _team(ctx)
+        _no_document(ctx, fn.__name__, rel[len(TEAM_PREFIX):])
         try:
             result = fn(team, params.model_copy(update={"path": rel[len(TEAM_PREFIX):]}))
         except ReMeError as exc:  # its message names the path inside .reme/
@@ -146,6 +174,10 @@ def team_graph(ctx: Context, seeds: list[str], depth: int, direction: str) -> tu
     from dataclasses import asdict
 
     team = _team(ctx)
+    progress = team.index.indexing()
+    if progress is not None:
+        raise ReMeError(f"team memory is still being indexed ({progress[0]:,} of {progress[1]:,} files); "
+                        "traverse its notes again in a moment")
     graph = team.index.traverse([s[len(TEAM_PREFIX):] for s in seeds], depth, direction)
     nodes = [{**asdict(n), "path": TEAM_PREFIX + n.path} for n in graph.nodes]
     edges = [{**asdict(e), "source": TEAM_PREFIX + e.source, "target": TEAM_PREFIX + e.target} for e in graph.edges]
