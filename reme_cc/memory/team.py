@@ -8,16 +8,18 @@ spans both workspaces and every hit says which one it came from. Each keeps its 
 Nothing goes there automatically. ``reme-cc share <digest node>`` copies (``--move``: moves) one node
 into the repository's memory: personal daily cards and transcripts never leave the personal workspace,
 so every link that would point outside the shared folder is rewritten to plain text (a source becomes
-``session "<card name>" of <date>``), project keys are dropped (in ``.reme/`` every note belongs to
-the repository's project) and secrets are redacted again on the way out.
+``session "<card name>" of <date>``; in code and frontmatter too), only ``SHARED_KEYS`` of the
+frontmatter go (in ``.reme/`` every note belongs to the repository's project), and ``<private>`` spans,
+e-mail addresses, home paths and secrets stay behind. The command shows the text before writing it.
 """
 
 from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +31,6 @@ from .project import find_root
 TEAM_DIR = ".reme"
 LAYERS = ("daily", "digest", "resource")
 GITIGNORE = "# reme-cc: the index is derived per clone (rebuilt from these files); never commit it\nmetadata/\n"
-PERSONAL_KEYS = ("project", "project_root", "cwd", "session_id", "source_conversation")
 
 
 @dataclass(frozen=True)
@@ -110,6 +111,15 @@ def create_folder(repo: Path) -> Path:
 
 
 # ---- share ------------------------------------------------------------------------------------------
+# What goes into the repository (to be pushed, read by others): only these frontmatter keys, each value
+# cleaned like the body; every other key (sources, source_resource, project, cwd, …) may name personal
+# notes, folders or people and stays behind.
+SHARED_KEYS = ("name", "description", "tags", "aliases", "type", "kind", "status", "created", "updated", "date")
+NOT_WRITTEN = 3  # exit code of `reme-cc share` that showed the node and wrote nothing (no --yes)
+_ANY_WIKILINK = re.compile(r"\[\[([^\[\]\n]{1,500})\]\]")  # also in code, which the link parser skips
+# a file of a layer named in the text (`cat session/claude_code/s1.jsonl`); "daily/ and digest/" is prose
+_LAYER_PATH = re.compile(r"(?<![\w/.-])(?:daily|session|resource|digest)/[^\s\[\]()|#`'\"<>]*\.[A-Za-z0-9]{1,10}(?![\w-])")
+_OTHER_HOME = re.compile(r"(?<![\w.~/-])(?:/home/|/Users/|[A-Za-z]:\\Users\\)[^/\\\s'\"`<>:]+(?=[/\\\s'\"`<>):,;.]|$)")
 
 
 @dataclass
@@ -119,13 +129,28 @@ class ShareResult:
     moved: bool
     links_to_text: int
     redactions: int
+    content: str = ""  # the file as written (or, from plan_share, as it would be)
+    emails: int = 0
+    private_spans: int = 0
+    home_paths: int = 0
+    dropped_keys: list[str] = field(default_factory=list)
+
+    def left_out(self) -> str:
+        parts = [f"{n} {what}" for n, what in (
+            (self.private_spans, "<private> span(s) removed"),
+            (self.links_to_text, "link(s) to personal notes written as plain text"),
+            (self.emails, "e-mail address(es) redacted"), (self.home_paths, "home path(s) written as ~"),
+            (self.redactions, "secret(s) redacted")) if n]
+        if self.dropped_keys:
+            parts.append("personal frontmatter keys dropped: " + ", ".join(self.dropped_keys))
+        return "; ".join(parts) or "nothing personal found"
+
+    def preview(self) -> str:
+        return (f"{self.source} -> {self.dest}\nleft out: {self.left_out()}\n"
+                f"----- the file as it will be written -----\n{self.content.rstrip()}\n----- end -----")
 
     def text(self) -> str:
-        out = f"shared {self.source} -> {self.dest}"
-        if self.links_to_text:
-            out += f" ({self.links_to_text} links to personal notes written as plain text)"
-        if self.redactions:
-            out += f"; {self.redactions} secrets redacted"
+        out = f"shared {self.source} -> {self.dest} ({self.left_out()})"
         if self.moved:
             out += f"; removed {self.source} from the personal workspace"
         return out + ". Commit it with the code to share it."
@@ -140,7 +165,7 @@ def _plain(ws: Workspace, target: str, alias: str | None) -> str:
         return alias
     name = None
     try:
-        if target.endswith(".md"):
+        if target.endswith(".md"):  # read by the one file rule: a symlinked card lends no name
             name = parse_note(ws.read_bytes(target).decode("utf-8", errors="replace")).name
     except (ReMeError, OSError):
         name = None
@@ -155,36 +180,103 @@ def _plain(ws: Workspace, target: str, alias: str | None) -> str:
     return name or stem
 
 
-def shareable_text(ws: Workspace, rel: str, team: Workspace) -> tuple[str, int, int]:
-    """The node as it goes into the team folder: (text, links turned to text, secrets redacted)."""
+class _Cleaner:
+    """Turns the personal text of a node (its body, each kept frontmatter value) into what the team may
+    read, counting what it left out: <private> spans (the transcript rule, notes/redact.remove_private),
+    links to personal notes (wikilinks in prose and code, bare paths of the layers), home paths, e-mail
+    addresses and secrets."""
+
+    def __init__(self, ws: Workspace, team_root: Path | None):
+        self.ws, self.team_root = ws, team_root
+        home = os.path.expanduser("~").rstrip("/")
+        self._home = re.compile(re.escape(home) + r"(?=[/\\\s'\"`<>):,;.]|$)") if home not in ("", "~") else None
+        self.links = self.emails = self.spans = self.homes = self.secrets = 0
+
+    def __call__(self, text: str) -> str:
+        from ..notes.redact import hide_emails, redact_counts, remove_private_counts
+
+        text, spans = remove_private_counts(text)
+        text = self._links(text)
+        text = self._home_paths(text)
+        text, emails = hide_emails(text)
+        text, counts = redact_counts(text)
+        self.spans, self.emails, self.secrets = self.spans + spans, self.emails + emails, self.secrets + sum(counts.values())
+        return text
+
+    def _kept(self, target: str) -> bool:
+        """A digest node the team already has: a link to it keeps working in the team memory."""
+        from .. import nofollow
+
+        if self.team_root is None or not target.startswith("digest/"):
+            return False
+        try:
+            return nofollow.lstat(self.team_root, self.ws.normalize(target)) is not None
+        except ReMeError:
+            return False
+
+    def _links(self, text: str) -> str:
+        from ..notes.wikilinks import parse_links
+
+        for link in sorted(parse_links(text), key=lambda l: -l.start):
+            if not self._kept(link.target):
+                text = text[: link.start] + _plain(self.ws, link.target, link.alias) + text[link.end:]
+                self.links += 1
+
+        def raw_link(m: re.Match[str]) -> str:  # in code: the same plain text
+            inner = m.group(1)
+            target, _, alias = inner.partition("|")
+            target = target.split("#", 1)[0].strip()
+            if self._kept(target):
+                return m.group(0)
+            self.links += 1
+            return _plain(self.ws, target, alias.strip() or None)
+
+        def bare_path(m: re.Match[str]) -> str:
+            if self._kept(m.group(0)):
+                return m.group(0)
+            self.links += 1
+            return _plain(self.ws, m.group(0), None)
+
+        return _LAYER_PATH.sub(bare_path, _ANY_WIKILINK.sub(raw_link, text))
+
+    def _home_paths(self, text: str) -> str:
+        for rx in (self._home, _OTHER_HOME):
+            if rx is not None:
+                text, n = rx.subn("~", text)
+                self.homes += n
+        return text
+
+    def value(self, v: Any) -> Any:
+        if isinstance(v, str):
+            return self(v)
+        if isinstance(v, list):
+            return [self.value(x) for x in v]
+        if isinstance(v, dict):
+            return {k: self.value(x) for k, x in v.items()}
+        return v
+
+
+def shareable_text(ws: Workspace, rel: str, team_root: Path | None) -> tuple[str, _Cleaner, list[str]]:
+    """The node as it goes into the team folder: (text, what was left out, frontmatter keys dropped).
+    Read by the one file rule (Workspace.read_bytes): never through a symlink nor a hard link."""
     from ..notes.frontmatter import parse_note, render_note
-    from ..notes.wikilinks import parse_links
-    from ..notes.redact import redact_counts
 
     note = parse_note(ws.read_bytes(rel).decode("utf-8", errors="replace"))
     if note.error:
         raise InvalidInputError(f"{rel} has broken frontmatter ({note.error}); fix it before sharing")
-    body = note.body
-    changed = 0
-    for link in sorted(parse_links(body), key=lambda l: -l.start):
-        target = link.target
-        if target.startswith("digest/") and team.exists(target):
-            continue  # a node the team already has: the link keeps working there
-        body = body[: link.start] + _plain(ws, target, link.alias) + body[link.end:]
-        changed += 1
-    meta = {k: v for k, v in note.meta.items() if k not in PERSONAL_KEYS}
-    text, counts = redact_counts(render_note(meta, body))
-    return text, changed, sum(counts.values())
+    clean = _Cleaner(ws, team_root)
+    meta = {k: clean.value(v) for k, v in note.meta.items() if k in SHARED_KEYS}
+    dropped = sorted(k for k in note.meta if k not in SHARED_KEYS)
+    return render_note(meta, clean(note.body)), clean, dropped
 
 
-def share(ctx: Any, node: str, cwd: str | os.PathLike[str], *, move: bool = False) -> ShareResult:
+def plan_share(ctx: Any, node: str, cwd: str | os.PathLike[str]) -> ShareResult:
+    """What ``share`` would write, and where; nothing is written (not even the team folder)."""
     ws: Workspace = ctx.workspace
     rel = ws.normalize(node)
     if not rel.startswith("digest/") or not rel.endswith(".md"):
         raise InvalidInputError(f"share takes a digest node (digest/…/x.md), not {rel}: daily cards and "
                                 "conversations stay in the personal workspace")
-    if not ws.exists(rel):
-        raise NotFoundError(f"{rel} does not exist in the personal workspace; find it with `reme-cc node-search`")
     found = locate(cwd, ws.root)
     if found is None:
         raise ReMeError(f"{os.fspath(cwd)} is not inside a git repository; run share from the repository "
@@ -194,28 +286,60 @@ def share(ctx: Any, node: str, cwd: str | os.PathLike[str], *, move: bool = Fals
     if found.personal:
         raise ReMeError(f"{found.repo / TEAM_DIR} is your personal workspace; point REME_WORKSPACE elsewhere "
                         "to keep a separate team memory in this repository")
+    try:
+        text, clean, dropped = shareable_text(ws, rel, found.root)
+    except NotFoundError:
+        raise NotFoundError(f"{rel} does not exist in the personal workspace; find it with `reme-cc node-search`") from None
+    dest = (found.root or found.repo / TEAM_DIR) / rel
+    if os.path.lexists(dest):
+        raise ReMeError(f"{dest} already exists in the team memory; edit it there (it merges like any file)")
+    return ShareResult(rel, dest, False, clean.links, clean.secrets, text, clean.emails, clean.spans, clean.homes, dropped)
+
+
+def share(ctx: Any, node: str, cwd: str | os.PathLike[str], *, move: bool = False) -> ShareResult:
+    """Write the node into the repository's team memory as ``plan_share`` shows it (``--move``: then
+    delete it from the personal workspace)."""
+    ws: Workspace = ctx.workspace
+    plan = plan_share(ctx, node, cwd)
+    found = locate(cwd, ws.root)
+    assert found is not None  # plan_share checked it
     folder = found.root or create_folder(found.repo)
     ensure_gitignore(folder)
     team = team_workspace(folder, ws)  # its derived state, if any, stays out of the repository
-    dest = folder / rel
-    if dest.exists():
-        raise ReMeError(f"{dest} already exists in the team memory; edit it there (it merges like any file)")
-    text, links, redactions = shareable_text(ws, rel, team)
-    try:
-        team.write_text(rel, text)
+    if os.path.lexists(folder / plan.source):
+        raise ReMeError(f"{folder / plan.source} already exists in the team memory; edit it there (it merges like any file)")
+    try:  # no symlink in the team folder is followed (Workspace.write_bytes)
+        team.write_text(plan.source, plan.content)
     except (ReMeError, OSError) as exc:
-        raise ReMeError(f"cannot write {dest}: {exc}; nothing was changed") from None
+        raise ReMeError(f"cannot write {plan.dest}: {exc}; nothing was changed") from None
     if move:
-        ctx.notes.delete(rel)
-    return ShareResult(rel, dest, move, links, redactions)
+        ctx.notes.delete(plan.source)
+    plan.moved = move
+    return plan
 
 
 def _cmd_share(args: Any) -> int:
+    import sys
+
     from .context import Context
 
     ctx = Context.open(getattr(args, "workspace", None))
     try:
-        print(share(ctx, args.node, os.getcwd(), move=args.move).text())
+        plan = plan_share(ctx, args.node, os.getcwd())
+        print(plan.preview())
+        if args.dry_run:
+            print("dry run: nothing written")
+            return 0
+        if not args.yes:
+            if not sys.stdin or not sys.stdin.isatty():
+                print(f"nothing written: check the text above, then run `reme-cc share {plan.source} --yes` to write it",
+                      file=sys.stderr)
+                return NOT_WRITTEN
+            answer = input(f"Write it to {plan.dest}? [y/N] ")
+            if answer.strip().lower() not in ("y", "yes"):
+                print("nothing written")
+                return NOT_WRITTEN
+        print(share(ctx, plan.source, os.getcwd(), move=args.move).text())
     finally:
         ctx.close()
     return 0
@@ -227,9 +351,13 @@ def register_cli(subparsers: Any) -> None:
     p = subparsers.add_parser(
         "share", help="Copy a digest node into this repository's team memory (.reme/).",
         description="Copy (--move: move) a digest node into the team memory of the git repository you are in "
-                    "(<repo>/.reme/, created on first use): links to personal notes become plain text, "
-                    "project keys are dropped, secrets are redacted. Commit the file to share it.")
+                    "(<repo>/.reme/, created on first use). What would be written is shown first: <private> "
+                    "spans, links to personal notes, personal frontmatter keys, e-mail addresses, home paths and "
+                    "secrets are left out. In a terminal it asks before writing; elsewhere it writes only with "
+                    f"--yes (exit code {NOT_WRITTEN}: shown, nothing written). Commit the file to share it.")
     p.add_argument("node", help="the digest node, e.g. digest/procedure/run-the-tests.md")
     p.add_argument("--move", action="store_true", help="remove it from the personal workspace afterwards")
+    p.add_argument("--yes", "-y", action="store_true", help="write without asking")
+    p.add_argument("--dry-run", action="store_true", help="only show what would be written")
     p.add_argument("--workspace", metavar="DIR", default=argparse.SUPPRESS, help="the personal memory workspace")
     p.set_defaults(func=_cmd_share)

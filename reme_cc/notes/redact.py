@@ -264,6 +264,30 @@ _DATA_URI = _Lazy(r"data:([\w.+-]+/[\w.+-]+)?(?:;[\w=.-]+)*;base64,[A-Za-z0-9+/=
 _BASE64_BLOB = _Lazy(r"(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{512,}={0,2}(?![A-Za-z0-9+/=])")
 
 
+# E-mail addresses: hidden where text leaves the user's machine for others to read (``share``), not in
+# the user's own copies. An address of a host (`git@github.com:org/x.git`, `ssh deploy@host`) stays:
+# it names a machine to reach, not a person.
+_EMAIL = _Lazy(r"(?<![\w.+%-])(?P<local>[A-Za-z0-9][A-Za-z0-9._%+-]{0,63})@(?:[A-Za-z0-9-]{1,63}\.){1,8}[A-Za-z]{2,24}"
+               r"(?![\w.-]*[\w-]|:[\w~/])")
+_HOST_LOGIN = _Lazy(r"\b(?:ssh|scp|sftp|rsync|mosh)\b[^\n]{0,80}$")
+
+
+def hide_emails(text: str) -> tuple[str, int]:
+    """``text`` with e-mail addresses replaced by ``[REDACTED:email]``, and how many."""
+    if "@" not in text:
+        return text, 0
+    count = 0
+
+    def hide(m: re.Match[str]) -> str:
+        nonlocal count
+        if _HOST_LOGIN.search(text, max(0, m.start() - 80), m.start()):
+            return m.group(0)
+        count += 1
+        return "[REDACTED:email]"
+
+    return _EMAIL.sub(hide, text), count
+
+
 # `<private>`, `<private reason="bank">`, `< private >`, `</private >`; the tag name must end there.
 _PRIVATE_TAG = _Lazy(r"<[ \t]{0,10}(/?)[ \t]{0,10}private(?![\w-])[^<>\n]{0,200}>", re.IGNORECASE)
 
@@ -271,22 +295,28 @@ _PRIVATE_TAG = _Lazy(r"<[ \t]{0,10}(/?)[ \t]{0,10}private(?![\w-])[^<>\n]{0,200}
 def remove_private(text: str) -> str:
     """Drop ``<private>…</private>`` spans, nested ones counted (the outer close ends the span); an
     unterminated span runs to the end of the text; a stray close tag outside any span stays."""
+    return remove_private_counts(text)[0]
+
+
+def remove_private_counts(text: str) -> tuple[str, int]:
+    """Like ``remove_private`` and also how many (outermost) spans were dropped."""
     if "<" not in text or "private" not in text.lower():
-        return text
+        return text, 0
     out: list[str] = []
-    depth, kept_from = 0, 0
+    depth, kept_from, spans = 0, 0, 0
     for m in _PRIVATE_TAG.finditer(text):
         if not m.group(1):  # an opening tag
             if depth == 0:
                 out.append(text[kept_from : m.start()])
+                spans += 1
             depth += 1
         elif depth:
             depth -= 1
             if depth == 0:
                 kept_from = m.end()
     if depth:
-        return "".join(out)
-    return "".join(out) + text[kept_from:]
+        return "".join(out), spans
+    return "".join(out) + text[kept_from:], spans
 
 
 def strip_base64(text: str) -> str:
