@@ -32,6 +32,7 @@ EXTENSIONS = (
     "reme_cc.bootstrap",
     "reme_cc.pipelines",
     "reme_cc.memory.team",
+    "reme_cc.memory.trust",
     "reme_cc.index.catchup",
 )
 

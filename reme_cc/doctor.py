@@ -85,10 +85,19 @@ def _index(ctx_box: dict[str, Any]) -> Check:
         return Check("index", False, f"{detail}; embedding error: {st['embedding_error']}")
     from .tools.recall_scope import project_status
 
-    conflicts = [*st.get("conflicts", []), *(f".reme/{p}" for p in project_status(ctx).get("team_conflicts", []))]
+    from .index.sync import refused
+    from .memory.untrusted import one_line
+
+    project = project_status(ctx)
+    conflicts = [*st.get("conflicts", []), *(f".reme/{p}" for p in project.get("team_conflicts", []))]
     if conflicts:
         return Check("index", False, f"{detail}; unresolved git merge conflicts in {', '.join(conflicts)} "
                                      "(not searchable): resolve them like any Markdown conflict")
+    names = [*(f"{one_line(p)} ({why})" for p, why in refused(ctx.workspace.root).items()),
+             *(f".reme/{p} ({why})" for p, why in project.get("team_refused_names", {}).items())]
+    if names:
+        return Check("index", False, f"{detail}; files left out for their names: {', '.join(names)}: "
+                                     "rename them (no control characters, valid UTF-8) to have them indexed")
     return Check("index", True, detail)
 
 

@@ -122,8 +122,10 @@ def test_preference_tiers():
     assert pj.Preference.of("all", "a").tier("b") == 0
     only = pj.Preference.of("b", "a")
     assert (only.tier("b"), only.tier("a"), only.tier(None)) == (0, None, None)
-    team = pref.with_unlabelled("a")  # in the repository's .reme/, a note naming no project is the repo's
-    assert team.tier(None) == 0 and team.names(None) == ["a"]
+    team = pref.for_team("a")  # in the repository's .reme/, a note naming no project is the repo's
+    assert team.names(None) == ["a"]  # written by others: after the user's general notes, whatever it says
+    assert [team.tier(v) for v in (None, "a", "b")] == [1.5, 1.5, 2.5]
+    assert only.for_team("b").tier(None) == 1.5 and pj.Preference.of("all", "a").for_team("a").tier("b") == 1.5
 
 
 # ---- backfill of older cards ----------------------------------------------------------------------
@@ -317,17 +319,18 @@ def test_search_spans_personal_and_team_memory(ctx, ws, tmp_path, monkeypatch):
     node(ws, "digest/personal/pref.md", "The user likes walrus deploy summaries.")
     monkeypatch.chdir(repo / ".reme")  # anywhere inside the repository
     res = run(ctx, "search", query="deploy walrus", limit=5)
+    # written by others: after the user's general notes (issue 21 item 3), before other projects'
     assert [(h.workspace, h.path) for h in res.results] == [
-        ("team", "digest/procedure/deploy.md"), ("personal", "digest/personal/pref.md"),
+        ("personal", "digest/personal/pref.md"), ("team", "digest/procedure/deploy.md"),
         ("personal", "digest/procedure/other.md")]
-    assert res.results[0].project == ["shop"]
-    assert "team memory: .reme/digest/procedure/deploy.md" in res.text()
+    assert res.results[1].project == ["shop"]
+    assert "========== .reme/digest/procedure/deploy.md:" in res.text()
     assert (repo / ".reme" / ".gitignore").read_text() == GITIGNORE  # added when first searched
     nodes = run(ctx, "node_search", query="deploy")
     assert nodes.nodes[0].workspace == "team" and "workspace=team" in nodes.text()
     # a teammate's change arrives by git pull: the next session's index follows the files
     (team / "deploy.md").write_text("---\nname: deploy\ndescription: team deploy\n---\nDeploy with `make ship-walrus`.\n")
-    assert "ship-walrus" in fresh_search(ws, ctx, "walrus ship").results[0].text
+    assert any("ship-walrus" in h.text for h in fresh_search(ws, ctx, "walrus ship").results)
     # a git conflict in a shared node: not searched
     (team / "deploy.md").write_text(CONFLICTED.replace("zebra", "walrus"))
     assert all(h.workspace == "personal" for h in fresh_search(ws, ctx, "walrus").results)
@@ -407,10 +410,15 @@ def test_brief_prefers_the_current_project_and_lists_team_nodes(ctx, ws, tmp_pat
     monkeypatch.chdir(alpha)
     run(ctx, "search", query="deployment")  # the MCP server indexes the team memory on first use
     ctx.index.sync()
+    from reme_cc.memory import trust
+
+    trust.decide(ws.root, alpha, True)  # team memory reaches the brief of a trusted repository only
     text = brief.build_brief(ws, Config(), cwd=str(alpha), today=today)
     nodes = [ln.split(" — ")[0][2:] for ln in text.splitlines() if ln.startswith("- ") and "/" in ln]
-    assert nodes == [".reme/digest/wiki/deployment-checklist.md", "digest/procedure/alpha-deployment.md",
-                     "digest/personal/deployment-habits.md", "digest/procedure/beta-deployment.md"]
+    # the user's own notes first; the team's after them, in their own frame (written by others)
+    assert nodes == ["digest/procedure/alpha-deployment.md", "digest/personal/deployment-habits.md",
+                     "digest/procedure/beta-deployment.md", ".reme/digest/wiki/deployment-checklist.md"]
+    assert text.index("</memory-notes>") < text.index("<team-memory-notes>")
     assert "Digest nodes relevant to alpha" in text
     only = brief.build_brief(ws, Config(), cwd=str(alpha), today=today, project="beta")
     assert "digest/procedure/beta-deployment.md" in only and "alpha-deployment" not in only
@@ -475,7 +483,7 @@ def test_a_team_hit_can_be_read_at_the_path_search_shows(ctx, ws, tmp_path, monk
     monkeypatch.chdir(repo)
     hit = run(ctx, "search", query="ship-otter").results[0]
     shown = ".reme/" + hit.path
-    assert f"team memory: {shown}" in run(ctx, "search", query="ship-otter").text()
+    assert f"========== {shown}:" in run(ctx, "search", query="ship-otter").text()
     got = run(ctx, "read", path=shown, start_line=hit.start_line, end_line=hit.end_line)
     assert got.path == shown and "make ship-otter" in got.content
     assert run(ctx, "stat", path=shown).path == shown

@@ -19,6 +19,7 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from ..config import Config
 from ..notes.documents import DOCUMENT_EXTS, MAX_DOCUMENT_BYTES, prune_cache, text_view
+from ..notes.text import has_unsafe
 from ..workspace import own_stat
 from . import keyword
 from .catalog import bump_generation, set_meta, transaction
@@ -50,10 +51,41 @@ class SyncReport:
         return bool(self.added or self.changed or self.removed)
 
 
+# {workspace root: {refused rel path: why}} as this process's walks last found them (for status)
+_REFUSED: dict[str, dict[str, str]] = {}
+
+
+def refused_name(rel: str) -> str | None:
+    """Why the index refuses a file by its name, or None. Git stores any bytes but "/" and NUL in a
+    name: a newline would forge a line wherever the path is shown, and a name that is not UTF-8 (its
+    bytes surrogate-escaped by os.fsdecode) cannot be stored in SQLite at all — one such file made
+    every search fail. No one can sensibly mean either: the file is left out and status names it."""
+    if not has_unsafe(rel):
+        return None
+    if any("\udc80" <= c <= "\udcff" for c in rel):
+        return "not valid UTF-8"
+    return "control characters"
+
+
+def refused(root: Path) -> dict[str, str]:
+    """{path: why} of the files the last walks of ``root`` in this process left out by name."""
+    return dict(_REFUSED.get(str(root), {}))
+
+
+def _note_refused(root: Path, folders: Iterable[str], found: dict[str, str]) -> None:
+    key = str(root)
+    prefixes = tuple(f"{f}/" for f in folders)
+    kept = {p: why for p, why in _REFUSED.get(key, {}).items() if not p.startswith(prefixes)}
+    _REFUSED[key] = {**kept, **found}
+
+
 def walk(root: Path, folders: Iterable[str] = WALK_LAYERS) -> dict[str, tuple[int, int]]:
     """{rel path: (mtime_ns, size)} of every non-hidden regular file under these workspace folders
-    (the walked layers; a moved or deleted folder). Symlinks are not followed nor listed."""
+    (the walked layers; a moved or deleted folder). Symlinks are not followed nor listed; a name the
+    index refuses (``refused_name``: a folder's too) is left out and noted for ``refused``."""
+    folders = tuple(folders)
     out: dict[str, tuple[int, int]] = {}
+    bad: dict[str, str] = {}
     stack = [(root / folder, folder) for folder in folders if own_stat(root, folder) is not None]
     while stack:
         folder, rel = stack.pop()
@@ -65,14 +97,22 @@ def walk(root: Path, folders: Iterable[str] = WALK_LAYERS) -> dict[str, tuple[in
             for entry in it:
                 if entry.name.startswith("."):
                     continue  # temp files of atomic writes, .obsidian/, .git/
+                why = refused_name(entry.name)
                 try:
                     if entry.is_dir(follow_symlinks=False):
-                        stack.append((Path(entry.path), f"{rel}/{entry.name}"))
+                        if why:
+                            bad[f"{rel}/{entry.name}/"] = why
+                        else:
+                            stack.append((Path(entry.path), f"{rel}/{entry.name}"))
                     elif entry.is_file(follow_symlinks=False):
+                        if why:
+                            bad[f"{rel}/{entry.name}"] = why
+                            continue
                         st = entry.stat(follow_symlinks=False)
                         out[f"{rel}/{entry.name}"] = (st.st_mtime_ns, st.st_size)
                 except OSError:
                     continue
+    _note_refused(root, folders, bad)
     return out
 
 

@@ -19,7 +19,7 @@ from .catalog import rows_in
 FIELD = "project"
 RELEVANT_BAND = 0.75
 T = TypeVar("T")
-TierOf = Callable[[Any], "int | None"]
+TierOf = Callable[[Any], "float | None"]  # lower first; fractions allowed
 
 
 def project_of(extra: str | None) -> Any:
@@ -47,7 +47,7 @@ def chunk_paths(conn: sqlite3.Connection, ids: list[int]) -> dict[int, str]:
     return dict(rows_in(conn, "SELECT id, path FROM chunks WHERE id IN ({marks})", ids))
 
 
-def order_by_tier(items: list[T], tier_of_item: Callable[[T], int | None],
+def order_by_tier(items: list[T], tier_of_item: Callable[[T], float | None],
                   score_of: Callable[[T], float] | None = None) -> list[T]:
     """``items`` (best first) reordered by tier, stable within a tier; items whose tier is None dropped.
     With ``score_of``, the relevant band (>= RELEVANT_BAND x the best score) is ordered before the rest."""
@@ -63,8 +63,8 @@ def order_by_tier(items: list[T], tier_of_item: Callable[[T], int | None],
 
 
 def tier_by_path(path_of: Callable[[T], str | None], projects: dict[str, Any], tier_of: TierOf
-                 ) -> Callable[[T], int | None]:
-    def tier(item: T) -> int | None:
+                 ) -> Callable[[T], float | None]:
+    def tier(item: T) -> float | None:
         path = path_of(item)
         return tier_of(projects.get(path)) if path is not None else None
 

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..workspace import own_stat
+from .sync import refused_name
 
 BURST_MAX = 2000        # pending paths; more: one walk is cheaper (and loses nothing)
 LOCAL_CHECK_S = 300.0   # background walk as a safety net on local filesystems
@@ -191,4 +192,6 @@ def _rel(path: str, prefix: str) -> str | None:
     rel = path[len(prefix):].replace(os.sep, "/")
     if any(part.startswith(".") for part in rel.split("/")):
         return None  # temp files of atomic writes, .obsidian/, .git/
+    if refused_name(rel):
+        return None  # a name the index refuses (control characters, not UTF-8): the walks report it
     return rel

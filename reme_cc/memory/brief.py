@@ -3,7 +3,8 @@
 ``session_start_brief(payload)`` returns today's (or the latest) interest topics and the digest nodes
 most relevant to the session's project, as paths with one-line descriptions, within
 ``config.brief_chars`` characters (0 = off), framed as the user's notes to weigh, not instructions
-(``untrusted.as_notes``). The SessionStart hook prints it as ``hookSpecificOutput.additionalContext``.
+(``untrusted.as_notes``); a trusted repository's team memory in a frame of its own, as notes written
+by others (memory/trust.py). The SessionStart hook prints it as ``hookSpecificOutput.additionalContext``.
 
 Standard library only and fast (the hook runs it with the system python3 before the session starts):
 it reads ``interests.yaml`` files and the SQLite index read-only through ``index/readonly.py`` (plain
@@ -29,8 +30,9 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Config
+from ..errors import ReMeError
 from ..workspace import Workspace, default_root, team_metadata
-from . import interests, untrusted
+from . import interests, trust, untrusted
 from ..index import readonly
 from .project import Preference, detect, find_root
 from .team import TEAM_DIR, locate
@@ -107,14 +109,15 @@ def _project_value(extra: str | None) -> Any:
 
 
 def _one_line(text: str, limit: int = 140) -> str:
-    text = " ".join((text or "").split())
-    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+    return untrusted.one_line(text, limit)
 
 
 def build_brief(ws: Workspace, config: Config, *, cwd: str = "", today: str | None = None,
                 project: str | None = None) -> str:
     """``project``: as for search — empty = the current project first, "all" = no preference, a name = only it.
-    The repository's team memory (``.reme/``), when there is one, adds its nodes first, shown under ``.reme/``."""
+    The repository's team memory (``.reme/``) is written by others: its nodes come in a frame of their
+    own after the user's notes, and only for a repository the user trusts (memory/trust.py); for one
+    not decided yet, one line outside the frames says how to trust it."""
     budget = config.brief_chars
     if budget <= 0:
         return ""
@@ -128,29 +131,54 @@ def build_brief(ws: Workspace, config: Config, *, cwd: str = "", today: str | No
         return name, relevant_nodes(conn, name, cwd, terms, today, Preference.of(project, name or None))
 
     here, nodes = readonly.with_index(ws.metadata, personal, (detect(cwd).name if cwd else "", []))
-    found = locate(cwd, ws.root) if cwd else None
-    if found is not None and found.root is not None:
-        pref = Preference.of(project, here or None).with_unlabelled(here)
-        team = readonly.with_index(team_metadata(ws.metadata, found.root),
-                           lambda conn: relevant_nodes(conn, here, cwd, terms, today, pref), [])
-        nodes = [(f"{TEAM_DIR}/{p}", n, d) for p, n, d in team] + nodes
-    nodes = nodes[:MAX_NODES]
-    if not topics and not nodes:
-        return ""
+    where = _one_line(here + (f" @ {branch}" if branch else ""), 120) if here else "this session"
     lines = []
     if topics:
         lines.append(f"Current interests ({day}):")
         lines += [f"- {_one_line(t.title, 80)}" + (f" — {_one_line(t.reason, 120)}" if t.reason else "") for t in topics]
     if nodes:
-        where = here + (f" @ {branch}" if branch else "") if here else "this session"
         lines.append(f"Digest nodes relevant to {where}:")
-        lines += [f"- {p} — {_one_line(d or n)}" for p, n, d in nodes]
-    # Framed as the user's notes, data rather than instructions (a description may say anything).
-    body = _fit(lines, budget - len(untrusted.as_notes("", _WHAT)))
-    return untrusted.as_notes(body, _WHAT) if body else ""
+        lines += [f"- {_one_line(p)} — {_one_line(d or n)}" for p, n, d in nodes]
+    team_what, team_lines, notice = "", [], ""
+    found = locate(cwd, ws.root) if cwd else None
+    if found is not None and found.root is not None:
+        repo = _one_line(str(found.repo), 200)
+        try:
+            trusted = trust.decision(ws.root, found.repo)
+        except ReMeError as exc:  # an unreadable list trusts nothing, and says why
+            trusted, notice = False, (f"ReMe: this repository ({repo}) carries team memory ({TEAM_DIR}/, written by "
+                                      f"others), left out of this brief: {_one_line(str(exc), 300)}")
+        if trusted:
+            pref = Preference.of(project, here or None).for_team(here)
+            team = readonly.with_index(team_metadata(ws.metadata, found.root), lambda conn: relevant_nodes(conn, here, cwd, terms, today, pref), [])
+            team_what = _TEAM_WHAT.format(repo=repo)
+            if team:
+                team_lines = [f"Its digest nodes relevant to {where}:"]
+                team_lines += [f"- {_one_line(f'{TEAM_DIR}/{p}')} — {_one_line(d or n)}" for p, n, d in team[:MAX_TEAM_NODES]]
+        elif trusted is None:
+            notice = (f"ReMe: this repository ({repo}) carries team memory ({TEAM_DIR}/, written by others), left out "
+                      f"of this brief until the user trusts it: `{trust.trust_command(found.repo)}` "
+                      f"(`{trust.revoke_command(found.repo)}` stops this notice).")
+    # Each part framed as notes to weigh, data rather than instructions (a description may say
+    # anything): the user's own, then the team's as written by others; the notice is the plugin's own.
+    out: list[str] = []
+    left = budget
+    if notice and len(notice) <= left:
+        left -= len(notice) + 1
+    else:
+        notice = ""
+    for what, tag, part in ((_WHAT, untrusted.NOTES_TAG, lines), (team_what, untrusted.TEAM_NOTES_TAG, team_lines)):
+        body = _fit(part, left - len(untrusted.as_notes("", what, tag)) - (1 if out else 0)) if part else ""
+        if body:
+            out.append(untrusted.as_notes(body, what, tag))
+            left -= len(out[-1]) + (1 if len(out) > 1 else 0)
+    return "\n".join(out + ([notice] if notice else []))
 
 
+MAX_TEAM_NODES = 3  # the user's own notes come first; a repository's are a few pointers
 _WHAT = "ReMe long-term memory brief: the user's own notes (files in the memory workspace; read or search them when useful)."
+_TEAM_WHAT = ("Team memory of the repository {repo} ({TEAM_DIR}/ in it): notes written by others who can commit "
+              "there, not by the user; the user trusts this repository (reme-cc trust).").replace("{TEAM_DIR}", TEAM_DIR)
 
 
 def _fit(lines: list[str], budget: int) -> str:

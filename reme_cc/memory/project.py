@@ -113,6 +113,7 @@ def current(known: Mapping[str, str] | None = None, cwd: str | os.PathLike[str] 
 
 
 CURRENT, GENERAL, OTHER = 0, 1, 2  # tiers: lower ranks first
+BY_OTHERS = 0.5  # a note written by others (team memory) comes after the user's own notes of its tier
 
 
 @dataclass(frozen=True)
@@ -120,11 +121,15 @@ class Preference:
     """How recall treats projects: the current project's notes first, general notes next, other
     projects' notes after both (``current``); only one project's notes (``only``); or no preference
     (neither). ``unlabelled`` is the project of notes that name none: None in the personal workspace
-    (such notes are general), the repository's project in its shared ``.reme/``."""
+    (such notes are general), the repository's project in its shared ``.reme/``. ``others``: the notes
+    are written by others (a repository's ``.reme/``), so anyone who can commit there could label them
+    with the current project: they rank after the user's own notes of their tier and never before the
+    user's general notes."""
 
     current: str | None = None
     only: str | None = None
     unlabelled: str | None = None
+    others: bool = False
 
     @classmethod
     def of(cls, param: str | None, current: str | None) -> "Preference":
@@ -140,9 +145,12 @@ class Preference:
         names = names_of(value)
         return names or ([self.unlabelled] if self.unlabelled else [])
 
-    def tier(self, value: Any) -> int | None:
+    def tier(self, value: Any) -> float | None:
         """The tier of a note whose frontmatter ``project`` is ``value``; None = leave it out."""
-        names = self.names(value)
+        tier = self._own_tier(self.names(value))
+        return tier if tier is None or not self.others else max(tier, GENERAL) + BY_OTHERS
+
+    def _own_tier(self, names: list[str]) -> int | None:
         if self.only is not None:
             return CURRENT if self.only in names else None
         if self.current is None:
@@ -151,8 +159,9 @@ class Preference:
             return GENERAL
         return CURRENT if self.current in names else OTHER
 
-    def with_unlabelled(self, project: str | None) -> "Preference":
-        return Preference(self.current, self.only, project)
+    def for_team(self, project: str | None) -> "Preference":
+        """For a repository's team memory: its unlabelled notes are ``project``'s, written by others."""
+        return Preference(self.current, self.only, project, others=True)
 
 
 def label(names: list[str]) -> str:

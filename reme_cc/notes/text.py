@@ -1,13 +1,29 @@
-"""Plain-text rules every note reader shares: the one line splitter, the one code-fence scanner and
-the one binary-file detector."""
+"""Plain-text rules every note reader shares: the one line splitter, the one code-fence scanner,
+the one binary-file detector and the one rule for characters that never belong in a line of output.
+Standard library only (memory/untrusted.py, which the hooks run, uses it)."""
 
 from __future__ import annotations
 
 import re
+import unicodedata
 
 _FENCE_OPEN = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
 
 Fence = tuple[str, int]  # (fence character, length) of an open code fence
+
+
+# Characters that never belong in one output line, nor in a file name the index takes: controls (\n, \r,
+# \t, ESC, C1), format characters (bidi overrides, zero-width), surrogates (os.fsdecode's stand-ins for
+# the bytes of a name that is not UTF-8) and the line/paragraph separators.
+UNSAFE_CATEGORIES = frozenset(("Cc", "Cf", "Cs", "Zl", "Zp"))
+
+
+def unsafe_char(ch: str) -> bool:
+    return not ch.isprintable() and unicodedata.category(ch) in UNSAFE_CATEGORIES
+
+
+def has_unsafe(text: str) -> bool:
+    return not text.isprintable() and any(unsafe_char(c) for c in text)  # printable text: one C-level check
 
 
 def split_lines(text: str) -> list[str]:

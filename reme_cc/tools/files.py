@@ -430,12 +430,14 @@ class ListResult(ToolResult):
     def text(self) -> str:
         if not self.entries:
             return f"{self.path or '(workspace root)'}: no entries"
+        from ..memory.untrusted import one_line  # a name (a file's, its frontmatter's) may hold a newline
+
         out = []
         for e in self.entries:
-            label = e.path + ("/" if e.type == "dir" else "")
+            label = one_line(e.path) + ("/" if e.type == "dir" else "")
             line = f"{label}  {'-' if e.type == 'dir' else _size(e.size)}  {e.modified}"
             if e.name or e.description:
-                line += "  — " + ": ".join(x for x in (e.name, e.description) if x)
+                line += "  — " + ": ".join(one_line(x) for x in (e.name, e.description) if x)
             if e.refused:
                 line += f"  [refused: {e.refused}]"
             out.append(line)

@@ -8,6 +8,8 @@ from typing import Literal
 from pydantic import BaseModel, Field
 
 from . import Context, Params, ToolResult, tool
+from .recall_scope import TEAM_PREFIX
+from .search import TEAM_LABEL
 
 
 class TraverseParams(Params):
@@ -39,16 +41,19 @@ class TraverseResult(ToolResult):
     edges: list[EdgeOut]
 
     def text(self) -> str:
+        from ..memory.untrusted import one_line  # names and paths from notes: one line each, visibly
+
         lines = [f"nodes ({len(self.nodes)}):"]
         for n in self.nodes:
-            desc = " ".join((n.description or "").split())
             state = "" if n.exists else "  (not found)"
-            lines.append(f'  [{n.depth}] {n.path}  name="{n.name or ""}"  description="{desc}"{state}')
+            team = f"  {TEAM_LABEL}" if n.path.startswith(TEAM_PREFIX) else ""
+            lines.append(f'  [{n.depth}] {one_line(n.path)}  name="{one_line(n.name)}"  '
+                         f'description="{one_line(n.description)}"{state}{team}')
         lines.append(f"edges ({len(self.edges)}):")
         for e in self.edges:
-            via = f"predicate={e.predicate}" if e.predicate else "plain"
-            anchor = f"#{e.anchor}" if e.anchor else ""
-            lines.append(f"  {e.source}:{e.line} → {e.target}{anchor}  via {via}")
+            via = f"predicate={one_line(e.predicate)}" if e.predicate else "plain"
+            anchor = f"#{one_line(e.anchor)}" if e.anchor else ""
+            lines.append(f"  {one_line(e.source)}:{e.line} → {one_line(e.target)}{anchor}  via {via}")
         return "\n".join(lines)
 
 
@@ -63,7 +68,7 @@ class TraverseResult(ToolResult):
     positional=("seeds",),
 )
 def traverse(ctx: Context, params: TraverseParams) -> TraverseResult:
-    from .recall_scope import TEAM_PREFIX, team_graph
+    from .recall_scope import team_graph
 
     personal = [s for s in params.seeds if not s.startswith(TEAM_PREFIX)]
     nodes: list[NodeOut] = []

@@ -33,7 +33,7 @@ TEAM_PREFIX = TEAM_DIR + "/"  # how paths of the repository's team memory are wr
 class Scoped:
     hit: Any  # an index Hit or NodeHit
     workspace: str  # PERSONAL or TEAM
-    tier: int
+    tier: float
     names: list[str]  # the hit's projects ([] = general)
 
 
@@ -86,7 +86,7 @@ def team_notes(team: Context) -> list[str]:
     return out
 
 
-def scoped(ctx: Context, project: str | None, limit: int, ask: Callable[[Context, Callable[[Any], int | None]], list[Any]],
+def scoped(ctx: Context, project: str | None, limit: int, ask: Callable[[Context, Callable[[Any], float | None]], list[Any]],
            cwd: str | None = None, *, band: bool = True) -> tuple[list[Scoped], Project, list[str]]:
     """Run ``ask(ctx, tier_of)`` in the personal and the team workspace and merge the hits the way
     each index orders its own (index/tiers.py: by score, then tier within the relevant band when
@@ -95,7 +95,7 @@ def scoped(ctx: Context, project: str | None, limit: int, ask: Callable[[Context
     pref = Preference.of(project, here.name)
     team, warning = team_context(ctx, cwd)
     out: list[Scoped] = []
-    for label, c, p in ((PERSONAL, ctx, pref), (TEAM, team, pref.with_unlabelled(here.name))):
+    for label, c, p in ((PERSONAL, ctx, pref), (TEAM, team, pref.for_team(here.name))):
         if c is None:
             continue
         for hit in ask(c, p.tier):
@@ -115,15 +115,22 @@ def scoped(ctx: Context, project: str | None, limit: int, ask: Callable[[Context
 
 
 def project_status(ctx: Context) -> dict[str, Any]:
-    """The current project and the team memory recall would span (for ``status``)."""
+    """The current project, the team memory recall would span and whether the user trusts it for the
+    session brief (memory/trust.py), for ``status``."""
+    from ..index.sync import refused
+    from ..memory import trust
+    from ..memory.untrusted import one_line
+
     here = current_project(ctx)
     team, problem = team_context(ctx)
     out: dict[str, Any] = {"name": here.name, "root": here.root, "cwd": here.cwd,
-                           "team": str(team.workspace.root) if team else None}
+                           "team": str(team.workspace.root) if team else None,
+                           **trust.status(ctx.workspace.root, here.root)}
     if problem:
         out["team_problem"] = problem
     if team is not None:
-        out["team_conflicts"] = team.index.status().get("conflicts", [])
+        out["team_conflicts"] = team.index.status().get("conflicts", [])  # walks it: refused names are fresh
+        out["team_refused_names"] = {one_line(p): why for p, why in refused(team.workspace.root).items()}
     return out
 
 

@@ -1,13 +1,24 @@
-"""Search tools: hybrid chunk search with one-hop link expansion, and node-level digest search."""
+"""Search tools: hybrid chunk search with one-hop link expansion, and node-level digest search.
+
+Their text output is what Claude reads, and a note's text may be anyone's (a repository's team
+memory): a hit's header says where it comes from — a team hit's ``.reme/`` path and "team memory
+(written by others)" — and nothing from a note can pose as a header. Names, paths and descriptions
+go through ``untrusted.one_line``; a hit's text through ``untrusted.text_block``, with every line
+that starts like a header escaped."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import asdict
 from typing import Any
 
 from pydantic import BaseModel, Field
 
 from . import Context, Params, ToolResult, tool
+
+TEAM_LABEL = "team memory (written by others)"
+HEADER_MARK = "=========="
+_HEADER_LIKE = re.compile(r"^(?=[ \t]*=)", re.MULTILINE)  # a line of a hit's text that could pass for a header
 
 PROJECT_HELP = ("Empty (default): the current project's notes first, then general notes, other projects' after "
                 "both. \"all\": no project preference. A project name: only that project's notes.")
@@ -53,9 +64,55 @@ class SearchResult(ToolResult):
     warnings: list[str] = []
 
     def text(self) -> str:
-        from ..index.search import render  # lazy: keeps MCP start-up free of the index imports
+        from ..memory.untrusted import one_line
 
-        return render(self)  # reads .results/.warnings by attribute: the same shape as SearchResponse
+        if not self.results:
+            return "\n".join(["no results"] + [f"note: {one_line(w)}" for w in self.warnings])
+        blocks = [_hit_block(h) for h in self.results]
+        tail = [f"note: {one_line(w)}" for w in self.warnings]
+        return "\n\n".join(blocks + (["\n".join(tail)] if tail else []))
+
+
+def shown_path(path: str, workspace: str) -> str:
+    """A path as the text output shows it: a team note's under ``.reme/``, where the file tools read it."""
+    from ..memory.untrusted import one_line
+    from .recall_scope import TEAM_PREFIX
+
+    return one_line((TEAM_PREFIX if workspace != "personal" else "") + path)
+
+
+def _hit_block(h: HitOut) -> str:
+    from ..memory.project import label
+    from ..memory.untrusted import one_line, text_block
+
+    team = h.workspace != "personal"
+    lines = [f"{HEADER_MARK} {shown_path(h.path, h.workspace)}:{h.start_line}-{h.end_line} "
+             f"[score={h.score:.4f} vector={h.vector:.4f} keyword={h.keyword:.4f}]"
+             + (f" {TEAM_LABEL}" if team else "") + f" {HEADER_MARK}",
+             f"project: {one_line(label(h.project))}",
+             _HEADER_LIKE.sub("\\\\", text_block(h.text.rstrip("\n")))]
+    for arrow, kind, links, total in (("→", "outlinks", h.outlinks, h.outlinks_total),
+                                      ("←", "inlinks", h.inlinks, h.inlinks_total)):
+        if not links:
+            continue
+        if not (arrow == "←" and h.outlinks):
+            lines.append("")
+        lines.append(f"  {kind} ({len(links)}):")
+        lines += [f"    {arrow} {_neighbor(n, h.workspace)}" for n in links]
+        if total > len(links):
+            lines.append(f"    … {total - len(links)} more")
+    return "\n".join(lines)
+
+
+def _neighbor(n: NeighborOut, workspace: str) -> str:
+    from ..memory.untrusted import one_line
+
+    via = f"via predicate={one_line(n.predicate)}" if n.predicate else "via plain"
+    path = shown_path(n.path, workspace)  # a team note's links are the team memory's
+    if not n.exists:
+        return f"{path}  (not found)  {via}"
+    quoted = lambda s: one_line(s).replace('"', "'")  # noqa: E731
+    return f'{path}  name="{quoted(n.name)}"  description="{quoted(n.description)}"  {via}'
 
 
 @tool(
@@ -110,10 +167,12 @@ class NodeSearchResult(ToolResult):
         if not self.nodes:
             return "no matching digest nodes"
         from ..memory.project import label
+        from ..memory.untrusted import one_line
 
         return "\n".join(
-            f'{n.path}  name="{n.name or ""}"  description="{" ".join((n.description or "").split())}"  score={n.score:.4f}'
-            f'  project={label(n.project)}' + (f"  workspace={n.workspace}" if n.workspace != "personal" else "")
+            f'{shown_path(n.path, n.workspace)}  name="{one_line(n.name)}"  description="{one_line(n.description)}"'
+            f'  score={n.score:.4f}  project={one_line(label(n.project))}'
+            + (f"  workspace={n.workspace}: {TEAM_LABEL}" if n.workspace != "personal" else "")
             for n in self.nodes
         )
 

@@ -44,10 +44,20 @@ class StatusResult(ToolResult):
         project = s.get("project") or {}
         if project:
             lines.append(f"project: {project.get('name')} ({project.get('root')})  team memory: "
-                         f"{project.get('team') or project.get('team_problem') or 'none'}")
+                         f"{project.get('team') or project.get('team_problem') or 'none'}{_trusted(project)}")
+            if project.get("trust_problem"):
+                lines.append(f"trust list: {project['trust_problem']}")
+            elif project.get("trusted_repositories"):
+                lines.append(f"trusted repositories (their team memory is in the session brief): "
+                             f"{', '.join(project['trusted_repositories'])}")
         conflicts = [*s.get("conflicts", []), *(f".reme/{p}" for p in project.get("team_conflicts", []))]
         if conflicts:
             lines.append(f"merge conflicts (not searchable until resolved): {', '.join(conflicts)}")
+        refused = [*(s.get("refused_names") or {}).items(),
+                   *((f".reme/{p}", why) for p, why in (project.get("team_refused_names") or {}).items())]
+        if refused:
+            lines.append("not indexed, names with control characters or not valid UTF-8 (rename them): "
+                         + ", ".join(f"{p} ({why})" for p, why in refused))
         if s.get("hard_linked"):
             lines.append("not searchable, other hard links (the file may be anywhere on the disk; put a copy there "
                          f"instead of a link): {', '.join(s['hard_linked'])}")
@@ -58,6 +68,21 @@ class StatusResult(ToolResult):
                 cap = f" (caps: {row['max_runs']} runs, {row['max_tokens']} tokens{'; CAPPED' if row.get('capped') else ''})"
             lines.append(f"today {usage.get('date')}: {agent} {row['runs']} runs, {row['tokens']} tokens{cap}")
         return "\n".join(lines)
+
+
+def _trusted(project: dict[str, Any]) -> str:
+    """Whether the repository's team memory reaches the session brief (memory/trust.py)."""
+    if not project.get("team"):
+        return ""
+    trusted = project.get("team_trusted")
+    if trusted:
+        return " (trusted: in the session brief, as written by others)"
+    if trusted is False:
+        return " (declined: not in the session brief; search labels its notes as written by others)"
+    from ..memory.trust import trust_command
+
+    return (f" (not trusted: not in the session brief; search labels its notes as written by others; "
+            f"`{trust_command(project.get('root') or '.')}` trusts it)")
 
 
 def _in_memory(keyword: dict[str, Any], links: dict[str, Any]) -> str:
@@ -83,7 +108,8 @@ def _in_memory(keyword: dict[str, Any], links: dict[str, Any]) -> str:
     "coverage and the time left to embed the backlog, how files are kept fresh (notifications or walk), "
     "whether keyword search and link expansion answer from memory or the database, "
     "index size, last sync, process memory, today's memory-agent usage against its daily caps, the current "
-    "project and the repository's team memory (with its own merge conflicts).",
+    "project and the repository's team memory (with its own merge conflicts, and whether it is trusted for the "
+    "session brief), and files left out for their names.",
     read_only=True,
     idempotent=True,
 )
@@ -92,7 +118,12 @@ def status(ctx: Context, params: NoParams) -> StatusResult:
 
     from .recall_scope import project_status
 
+    from ..index.sync import refused
+    from ..memory.untrusted import one_line
+
     return StatusResult(status={**ctx.index.status(), "usage": usage_today(ctx.workspace, ctx.config),
+                                # after the index's status, which walked: names it refused, shown escaped
+                                "refused_names": {one_line(p): why for p, why in refused(ctx.workspace.root).items()},
                                 "project": project_status(ctx)})
 
 
