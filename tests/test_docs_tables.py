@@ -62,3 +62,15 @@ def test_every_setting_is_in_the_readme_table_with_its_default():
         f"README lacks {sorted(set(fields) - set(documented))}; lists unknown {sorted(set(documented) - set(fields))}")
     for key, shown in documented.items():
         assert shown == _shown(fields[key]), f"README says {key} defaults to {shown!r}, Config says {fields[key]!r}"
+
+
+def test_the_plugin_options_readme_names_are_the_ones_plugin_json_declares():
+    """Issue 22, item 5: README says plainly which settings are plugin options (the rest go in
+    config.json or REME_<KEY>); the list must be the manifest's, and each a real setting."""
+    import json
+
+    manifest = json.loads((Path(__file__).resolve().parent.parent / ".claude-plugin" / "plugin.json").read_text())
+    declared = set(manifest["userConfig"])
+    sentence = README.split("**Which way to set what.**", 1)[1].split("Every other setting", 1)[0]
+    assert set(names(sentence)) == declared
+    assert declared - {"workspace"} <= {f.name for f in dataclasses.fields(Config)}
