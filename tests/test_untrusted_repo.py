@@ -26,7 +26,7 @@ import pytest
 from reme_cc.config import Config
 from reme_cc.errors import ReMeError
 from reme_cc.memory import brief, trust
-from reme_cc.memory.untrusted import NOTES_TAG, TEAM_NOTES_TAG, as_notes, neutralise, one_line
+from reme_cc.memory.untrusted import NOTES_TAG, TEAM_NOTES_TAG, as_notes, neutralise, one_line, text_block
 from reme_cc.tools import Context, all_tools
 from support.project_corpus import git_init
 
@@ -108,6 +108,8 @@ def test_one_line_makes_control_characters_visible():
     assert one_line("a\nb\rc\td\x1be\u2028f\u2029g\u202eh\x00i\x85j") == \
         "a\\nb\\rc\\td\\x1be\\u2028f\\u2029g\\u202eh\\x00i\\x85j"
     assert one_line("caf\udce9.md") == "caf\\xe9.md"  # a name that is not UTF-8 (surrogate-escaped)
+    assert one_line("run\U000e0041\U000e0042") == "run\\U000e0041\\U000e0042"  # invisible tag characters
+    assert text_block("a\n\tb\rc\x1bd\U000e0041") == "a\n\tb\\rc\\x1bd\\U000e0041"  # newline and tab stay
     assert one_line("plain — text, 中文 ok") == "plain — text, 中文 ok"
 
 

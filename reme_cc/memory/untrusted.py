@@ -39,6 +39,8 @@ def _visible(ch: str) -> str:
     code = ord(ch)
     if 0xDC80 <= code <= 0xDCFF:  # os.fsdecode's stand-in for a byte that is not UTF-8: show the byte
         return f"\\x{code - 0xDC00:02x}"
+    if code > 0xFFFF:  # e.g. the invisible tag characters (U+E0000…), which spell hidden text
+        return f"\\U{code:08x}"
     return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
@@ -59,7 +61,7 @@ def text_block(text: str) -> str:
     """Lines of a note shown as data (a search hit's text): every unsafe character but the newline and
     the tab written visibly — a \\r or U+2028 starts a line for a terminal or a model as well, an
     escape sequence rewrites the terminal — and no frame tag left whole."""
-    if not text.isprintable():
+    if not text.replace("\n", "").replace("\t", "").isprintable():  # C-level check first: most text is clean
         text = "".join(_visible(c) if c not in "\n\t" and unsafe_char(c) else c for c in text)
     return neutralise(text, FRAME_TAGS)
 
