@@ -197,6 +197,9 @@ def test_a_name_that_is_not_utf8_never_fails_search(ctx, ws, shop):
 
     check = _index({"ctx": ctx})
     assert not check.ok and "resource/caf\\xe9-heron.md (not valid UTF-8)" in check.detail and "rename" in check.detail
+    from reme_cc.memory import resource
+
+    assert [f.path for f in resource.scan(ctx, TODAY)] == []  # nor does the resource pipeline card it
     out = cli(ws.root, "search", "heron", cwd=shop)
     assert out.returncode == 0 and "digest/wiki/heron.md" in out.stdout, out.stderr
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Any, Awaitable, Callable
 
 from ..errors import ReMeError
+from ..index.sync import refused_name
 from ..notes import documents
 from ..notes.frontmatter import parse_note, render_note
 from ..notes.text import looks_binary
@@ -114,6 +115,8 @@ def scan(ctx: Context, today: str) -> list[Found]:
         if any(part.startswith(".") for part in rel_parts) or p.is_symlink() or not p.is_file():
             continue
         rel = ws.relpath(p)
+        if refused_name(rel):  # as the index: a name with control characters or not UTF-8 (status lists it)
+            continue
         st = p.stat()
         out.append(Found(rel, resource_date(rel, today), st.st_size, st.st_mtime_ns))
     return out
