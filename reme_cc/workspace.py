@@ -64,6 +64,8 @@ def validate_component(name: str) -> str:
         raise PathError(f"invalid name {name!r}: a name cannot contain '/' or '\\'")
     if any(ord(c) < 32 for c in name):
         raise PathError(f"invalid name {name!r}: control characters are not allowed")
+    if any("\ud800" <= c <= "\udfff" for c in name):  # os.fsdecode's stand-ins for bytes that are not UTF-8
+        raise PathError(f"invalid name {name!r}: it is not valid UTF-8; rename the file")
     stem = name.split(".", 1)[0].strip().lower()
     if stem in _WINDOWS_RESERVED:
         raise PathError(f"invalid name {name!r}: {stem.upper()} is a reserved device name on Windows")

@@ -197,6 +197,11 @@ def test_a_name_that_is_not_utf8_never_fails_search(ctx, ws, shop):
 
     check = _index({"ctx": ctx})
     assert not check.ok and "resource/caf\\xe9-heron.md (not valid UTF-8)" in check.detail and "rename" in check.detail
+    listed = run(ctx, "list", path="resource")  # listed, escaped, said why; its JSON can be written
+    assert "resource/caf\\xe9-heron.md  0 B" in listed.text() and "name refused (not valid UTF-8)" in listed.text()
+    json.loads(listed.model_dump_json())
+    with pytest.raises(ReMeError, match="not valid UTF-8; rename"):  # a tool call naming it: a clear error
+        run(ctx, "read", path="resource/caf\udce9-heron.md")
     from reme_cc.memory import resource
 
     assert [f.path for f in resource.scan(ctx, TODAY)] == []  # nor does the resource pipeline card it

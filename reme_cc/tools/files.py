@@ -491,14 +491,18 @@ def list_files(ctx: Context, params: ListParams) -> ListResult:
         stats.sort(key=lambda x: (-x[1].st_mtime, x[0]))
     else:
         stats.sort(key=lambda x: x[0])
+    from ..index.sync import refused_name
+    from ..memory.untrusted import one_line
+
     entries = []
     for p, st in stats[: params.limit]:
-        is_dir, refused = stat_mod.S_ISDIR(st.st_mode), _refusal(st)
+        bad_name = refused_name(p)  # control characters, or not UTF-8 (which no output could even encode)
+        is_dir, refused = stat_mod.S_ISDIR(st.st_mode), _refusal(st) or (bad_name and f"name refused ({bad_name}): not indexed, rename it")
         name = desc = None
         if not is_dir and not refused and p.lower().endswith(MARKDOWN_EXTS):
             name, desc = _summary(ctx, p)
         entries.append(ListEntry(
-            path=p, type="dir" if is_dir else "file", size=0 if is_dir or refused else st.st_size,
+            path=one_line(p) if bad_name else p, type="dir" if is_dir else "file", size=0 if is_dir or refused else st.st_size,
             modified=_mtime(st.st_mtime), name=name, description=desc, refused=refused,
         ))
     return ListResult(path=norm, entries=entries, total=len(stats))
