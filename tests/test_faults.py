@@ -199,23 +199,13 @@ def test_permission_denied_in_the_middle_of_writes(tmp_path, monkeypatch):
     """Unit level: the data write of an atomic write, and the second write() of a copy's append, fail."""
     ws = Workspace(tmp_path / "ws")
     ws.write_text("resource/a.md", "old")
-    real_fdopen = os.fdopen
+    real_write = os.write
 
-    class Failing:
-        def __init__(self, fh):
-            self.fh = fh
+    def half_then_refused(fd, data):  # the atomic write's data write (nofollow.write_at)
+        real_write(fd, bytes(data[: len(data) // 2]))
+        raise PermissionError(errno.EACCES, "Permission denied")
 
-        def __enter__(self):
-            return self
-
-        def __exit__(self, *a):
-            self.fh.close()
-
-        def write(self, data):
-            self.fh.write(data[: len(data) // 2])
-            raise PermissionError(errno.EACCES, "Permission denied")
-
-    monkeypatch.setattr(os, "fdopen", lambda fd, *a, **k: Failing(real_fdopen(fd, *a, **k)))
+    monkeypatch.setattr(os, "write", half_then_refused)
     with pytest.raises(ReMeError, match=r"permission denied \(nothing was changed\)"):
         ws.write_text("resource/a.md", "new " * 1000)
     monkeypatch.undo()
