@@ -254,7 +254,7 @@ def _cmd_demo(args: argparse.Namespace) -> int:
     from .demo import run_demo
 
     root = Path(os.path.expanduser(args.dir or args.workspace or "reme-demo"))
-    return run_demo(root, query=args.query, as_json=args.json)
+    return run_demo(root, query=args.query, as_json=args.json, real=args.real)
 
 
 def _register_builtin(subparsers: Any) -> None:
@@ -264,12 +264,16 @@ def _register_builtin(subparsers: Any) -> None:
     p.add_argument("dir", nargs="?", help="workspace folder (default: --workspace, $REME_WORKSPACE or ~/.reme)")
     p.add_argument("--git", action="store_true", help="make it a git repository with metadata/ ignored")
     p.set_defaults(func=_cmd_init)
-    p = subparsers.add_parser("demo", help="Create a demo workspace, index it and run a sample search.",
-                              description="Create a small demo workspace (daily cards + digest nodes), "
-                              "index it and print a sample search.")
+    p = subparsers.add_parser("demo", help="Watch the whole memory loop in a demo workspace (about a minute).",
+                              description="A Claude Code session with this plugin (the real CLI and hooks) -> its "
+                              "transcript copy -> the recorder's daily card -> the dream's digest node -> what the "
+                              "next session recalls. Offline scripted model unless --real.")
     _add_globals(p, top=False)
     p.add_argument("dir", nargs="?", help="demo workspace folder (default: --workspace or ./reme-demo)")
-    p.add_argument("--query", default=None, help="search query to run (default: a sample question)")
+    p.add_argument("--query", default=None, help="the follow-up prompt to recall for (default: a sample question)")
+    p.add_argument("--real", action="store_true",
+                   help="use the real model (your Claude login or ANTHROPIC_API_KEY; spends a few cents) "
+                        "instead of the offline scripted model")
     p.set_defaults(func=_cmd_demo)
 
 

@@ -148,15 +148,21 @@ def test_broken_pipe(tmp_path):
     assert "Traceback" not in p.stderr and "does not exist" in p.stderr
 
 
-def test_demo(tmp_path):
-    d = tmp_path / "demo"
-    r = sh("demo", str(d))
-    assert r.returncode == 0, r.stderr
-    assert "Search: how does the user like technical docs written?" in r.stdout
-    assert (d / "digest/personal/docs-style.md").exists() and (d / "daily/2026-06-20.md").exists()
-    assert "[[daily/2026-06-20/docs-style-review.md|Docs style review]]" in (d / "daily/2026-06-20.md").read_text()
-    assert sh("demo", str(d), "--query", "光伏 厂商").returncode == 0  # re-running over a demo folder is fine
+def test_demo(tmp_path, monkeypatch):
+    """What the demo refuses, before it starts anything (the whole run: tests/test_demo.py)."""
     (tmp_path / "mine").mkdir()
     (tmp_path / "mine" / "notes.md").write_text("mine")
     r = sh("demo", str(tmp_path / "mine"))
     assert r.returncode == 1 and "not empty" in r.stderr
+    assert [p.name for p in (tmp_path / "mine").iterdir()] == ["notes.md"]  # nothing touched
+    (tmp_path / "afile").write_text("x")
+    r = sh("demo", str(tmp_path / "afile"))
+    assert r.returncode == 1 and "is a file" in r.stderr
+    # --real spends money: only with a login or a key, and it says how to get one or to go offline
+    for k in [k for k in os.environ if k in ("ANTHROPIC_API_KEY", "CLAUDE_CODE_OAUTH_TOKEN")]:
+        monkeypatch.delenv(k)
+    monkeypatch.setenv("HOME", str(tmp_path / "no-login"))
+    r = sh("demo", str(tmp_path / "real"), "--real")
+    if sys.platform != "darwin":  # macOS keeps the login in the keychain: the CLI is asked instead
+        assert r.returncode == 1 and "/login" in r.stderr and "ANTHROPIC_API_KEY" in r.stderr and "leave out --real" in r.stderr
+        assert not (tmp_path / "real").exists()

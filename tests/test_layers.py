@@ -19,7 +19,7 @@ LAYERS = {
     "memory": ["reme_cc.memory", "reme_cc.memory.*"],
     "tools": ["reme_cc.tools", "reme_cc.tools.*"],
     "surfaces": ["reme_cc.cli", "reme_cc.server", "reme_cc.hooks", "reme_cc.doctor", "reme_cc.agent",
-                 "reme_cc.pipelines", "reme_cc.mcp_standin", "reme_cc.demo", "reme_cc.__main__"],
+                 "reme_cc.pipelines", "reme_cc.mcp_standin", "reme_cc.demo", "reme_cc.demo_model", "reme_cc.__main__"],
 }
 RANK = {name: i for i, name in enumerate(LAYERS)}
 
