@@ -107,3 +107,30 @@ def test_a_recorder_that_writes_no_card_is_reported_with_its_log(ws):
         wait_for_card(ws, "0123abcd-0000-0000-0000-000000000000", timeout=1.0)
     assert "the recorder wrote no card within 1s for session 0123abcd" in str(err.value)
     assert "recorder failed: not logged in" in str(err.value) and "auto-memory.log" in str(err.value)
+
+
+def test_real_mode_with_a_login_leaves_the_users_claude_settings_alone(tmp_path):
+    """--real with a Claude login needs the user's HOME: their settings are neither changed nor applied
+    (their hooks and plugins stay out of the demo session). The "real" API here is the scripted model
+    behind ANTHROPIC_BASE_URL, as a proxy of the user's would be."""
+    from reme_cc.demo import SCRIPT
+    from reme_cc.demo_model import ScriptedModel
+
+    home = tmp_path / "user-home"
+    (home / ".claude").mkdir(parents=True)
+    (home / ".claude" / ".credentials.json").write_text(
+        '{"claudeAiOauth": {"accessToken": "sk-ant-oat01-demo-test", "refreshToken": "sk-ant-ort01-demo-test", '
+        '"expiresAt": 9999999999999, "scopes": ["user:inference"], "subscriptionType": "pro"}}')
+    hook_ran = tmp_path / "user-hook-ran"
+    settings = ('{"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "touch %s"}]}]}}' % hook_ran)
+    (home / ".claude" / "settings.json").write_text(settings)
+    with ScriptedModel(SCRIPT) as model:
+        env = dict(user_env(home), ANTHROPIC_BASE_URL=model.url)
+        r = subprocess.run([REME, "demo", str(tmp_path / "d"), "--real"], env=env, cwd=tmp_path, capture_output=True,
+                           text=True, timeout=240)
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert r.stdout.startswith("Model: the REAL model (claude-haiku-4-5) through your Claude Code login"), r.stdout
+    assert "[model] Noted: pnpm for every JavaScript project" in r.stdout and TAG not in r.stdout
+    assert model.calls["session"] == 1 and model.calls["recorder"] == 2 and model.calls["integrator"] == 3
+    assert (home / ".claude" / "settings.json").read_text() == settings and not hook_ran.exists()
+    assert not (home / ".claude" / "plugins" / "installed_plugins.json").exists()  # nothing installed
