@@ -32,7 +32,7 @@ from typing import Any
 from ..config import Config
 from ..errors import ReMeError
 from ..workspace import Workspace, default_root, team_metadata
-from . import interests, trust, untrusted
+from . import failures, interests, trust, untrusted
 from ..index import readonly
 from .project import Preference, detect, find_root
 from .team import TEAM_DIR, locate
@@ -160,9 +160,10 @@ def build_brief(ws: Workspace, config: Config, *, cwd: str = "", today: str | No
                       f"of this brief until the user trusts it: `{trust.trust_command(found.repo)}` "
                       f"(`{trust.revoke_command(found.repo)}` stops this notice).")
     # Each part framed as notes to weigh, data rather than instructions (a description may say
-    # anything): the user's own, then the team's as written by others; the notice is the plugin's own.
-    out: list[str] = []
-    left = budget
+    # anything): the user's own, then the team's as written by others; the notice and the alerts of
+    # failing background work (memory/failures.py) are the plugin's own, and come first.
+    out: list[str] = [line for line in failures.alerts(ws) if len(line) < budget][:3]
+    left = budget - sum(len(line) + 1 for line in out)
     if notice and len(notice) <= left:
         left -= len(notice) + 1
     else:

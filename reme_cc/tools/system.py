@@ -12,6 +12,10 @@ class NoParams(Params):
     pass
 
 
+EMPTY = ("the workspace is empty: nothing recorded yet (Claude Code sessions are recorded as they go on, "
+         "with the plugin installed; `reme-cc demo` builds an example workspace)")
+
+
 class StatusResult(ToolResult):
     status: dict[str, Any]
 
@@ -25,7 +29,9 @@ class StatusResult(ToolResult):
             f"embedding: {s.get('embedding_backend')} model={s.get('model') or '-'}  embedded={s.get('embedded_chunks')}  "
             f"backlog={s.get('embedding_backlog')}",
         ]
-        if s.get("embedding_summary"):
+        if not s.get("files"):
+            lines.append(EMPTY)
+        elif s.get("embedding_summary"):
             lines.append(f"vectors: {s['embedding_summary']}")
         fresh = s.get("freshness") or {}
         if fresh:
@@ -67,6 +73,7 @@ class StatusResult(ToolResult):
             if row.get("max_runs") is not None:
                 cap = f" (caps: {row['max_runs']} runs, {row['max_tokens']} tokens{'; CAPPED' if row.get('capped') else ''})"
             lines.append(f"today {usage.get('date')}: {agent} {row['runs']} runs, {row['tokens']} tokens{cap}")
+        lines += [f"FAILING: {f['line']}" for f in s.get("failures") or []]
         return "\n".join(lines)
 
 
@@ -109,7 +116,8 @@ def _in_memory(keyword: dict[str, Any], links: dict[str, Any]) -> str:
     "whether keyword search and link expansion answer from memory or the database, "
     "index size, last sync, process memory, today's memory-agent usage against its daily caps, the current "
     "project and the repository's team memory (with its own merge conflicts, and whether it is trusted for the "
-    "session brief), and files left out for their names.",
+    "session brief), files left out for their names, and the background work (recorder, dream) failing since "
+    "it last worked, with the fix.",
     read_only=True,
     idempotent=True,
 )
@@ -121,7 +129,10 @@ def status(ctx: Context, params: NoParams) -> StatusResult:
     from ..index.sync import refused
     from ..memory.untrusted import one_line
 
+    from ..memory.failures import current
+
     return StatusResult(status={**ctx.index.status(), "usage": usage_today(ctx.workspace, ctx.config),
+                                "failures": [dict(vars(f), line=f.line()) for f in current(ctx.workspace)],
                                 # after the index's status, which walked: names it refused, shown escaped
                                 "refused_names": {one_line(p): why for p, why in refused(ctx.workspace.root).items()},
                                 "project": project_status(ctx)})
