@@ -6,6 +6,11 @@ Extra, non-tool commands come from the modules in ``EXTENSIONS`` (each defines
 ``register_cli(subparsers)`` and sets ``func=handler`` with ``handler(args) -> int``); they are imported
 lazily and a broken one is skipped with a warning, so it can never take the whole CLI down.
 Errors print one line on stderr and exit 1; never a traceback (set REME_DEBUG=1 to see one).
+
+One convention for every command, tools and extensions alike: ``--workspace DIR`` and ``--json`` are
+accepted before or after the command (``_add_globals`` on each subparser); a ``--workspace`` that does not
+exist is refused with a hint (``init`` and ``demo`` create one, ``doctor`` reports it); output cut short by its reader
+(``| head``) ends quietly.
 """
 
 from __future__ import annotations
@@ -129,11 +134,31 @@ def _arguments(tool: Any, args: argparse.Namespace) -> dict[str, Any]:
 # ---- running ------------------------------------------------------------------------------------------
 def _add_globals(p: argparse.ArgumentParser, *, top: bool) -> None:
     # On subparsers the default is SUPPRESS so an option given before the subcommand is not reset.
+    # An extension that defines one of them itself keeps its own.
     default = None if top else argparse.SUPPRESS
-    p.add_argument("--workspace", metavar="DIR", default=default,
-                   help="memory workspace folder (default: $REME_WORKSPACE or ~/.reme)")
-    p.add_argument("--json", action="store_true", default=False if top else argparse.SUPPRESS,
-                   help="print machine-readable JSON instead of text")
+    if "--workspace" not in p._option_string_actions:
+        p.add_argument("--workspace", metavar="DIR", default=default,
+                       help="memory workspace folder (default: $REME_WORKSPACE or ~/.reme)")
+    if "--json" not in p._option_string_actions:
+        p.add_argument("--json", action="store_true", default=False if top else argparse.SUPPRESS,
+                       help="print machine-readable JSON instead of text")
+
+
+# every other command works on a workspace that exists (doctor checks it and says so itself)
+NEEDS_NO_WORKSPACE = ("init", "demo", "doctor")
+
+
+def _check_workspace(args: argparse.Namespace) -> None:
+    """An explicit ``--workspace`` that does not exist is a typo far more often than a wish for a new,
+    empty memory: refused, instead of creating it and answering "no results"."""
+    given = getattr(args, "workspace", None)
+    if not given or getattr(args, "command", None) in NEEDS_NO_WORKSPACE:
+        return
+    path = Path(os.path.expanduser(given))
+    if not path.is_dir():
+        what = "is not a folder" if path.exists() else "does not exist"
+        raise UsageError(f"--workspace {given} {what}; check the path, or create a workspace there with "
+                         f"`{PROG} init {given}` (the default workspace is $REME_WORKSPACE or ~/.reme)")
 
 
 def _context(args: argparse.Namespace) -> Any:
@@ -219,6 +244,8 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
     _register_builtin(subparsers)
     if _wants_extensions(argv, {t.cli_name for t in tools.values()}):
         load_extensions(subparsers)
+    for sub in set(subparsers.choices.values()):  # the extensions' commands follow the convention too
+        _add_globals(sub, top=False)
     return parser
 
 
@@ -231,7 +258,8 @@ def _cmd_init(args: argparse.Namespace) -> int:
 
     root = args.dir or args.workspace
     ws = Workspace(root)
-    print(f"Workspace ready at {ws.root}")
+    if not args.json:
+        print(f"Workspace ready at {ws.root}")
     if args.git:
         gitignore = ws.root / ".gitignore"
         if not gitignore.exists():
@@ -246,7 +274,10 @@ def _cmd_init(args: argparse.Namespace) -> int:
                 raise ReMeError("git is not installed; install git or run init without --git") from None
             except subprocess.CalledProcessError as exc:
                 raise ReMeError(f"git init failed: {(exc.stderr or '').strip() or exc}") from None
-            print("Initialised a git repository (metadata/ is ignored)")
+            if not args.json:
+                print("Initialised a git repository (metadata/ is ignored)")
+    if args.json:
+        print(json.dumps({"workspace": str(ws.root), "git": (ws.root / ".git").exists()}))
     return 0
 
 
@@ -287,6 +318,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not getattr(args, "func", None):
             parser.print_help()
             return 0 if not argv else 1
+        _check_workspace(args)
         code = args.func(args)
         sys.stdout.flush()
         return int(code or 0)
@@ -299,11 +331,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"{PROG}: interrupted", file=sys.stderr)
         return 1
     except BrokenPipeError:
-        # the reader went away (`reme-cc list | head`); silence the flush at exit too
+        # the reader went away (`reme-cc list | head`): it has what it wanted, so end quietly, with
+        # the status of a process ended by SIGPIPE as other Unix tools do; silence the flush at exit too
         with open(os.devnull, "w") as devnull:
             os.dup2(devnull.fileno(), sys.stdout.fileno())
-        print(f"{PROG}: output closed early (broken pipe)", file=sys.stderr)
-        return 1
+        return 141
     except Exception as exc:  # noqa: BLE001 - a bug: still one line, the traceback on request
         if debug:
             raise

@@ -46,6 +46,10 @@ def _plugin_env() -> Check:
 def _workspace(ctx_box: dict[str, Any]) -> Check:
     from .tools import Context
 
+    given = ctx_box.get("root")
+    if given and not Path(os.path.expanduser(given)).is_dir():  # checked, never created by a check
+        return Check("workspace", False, f"{given} does not exist (or is not a folder); check the path, or create "
+                                         f"a workspace there with `reme-cc init {given}`")
     try:
         ctx = Context.open(ctx_box.get("root"))
     except ReMeError as exc:
@@ -175,15 +179,20 @@ def run_checks(workspace: str | None = None) -> list[Check]:
     return checks
 
 
-def main(workspace: str | None = None) -> int:
+def main(workspace: str | None = None, *, as_json: bool = False) -> int:
     checks = run_checks(workspace)
+    bad = sum(not c.ok for c in checks)
+    if as_json:
+        import json
+
+        print(json.dumps({"ok": not bad, "problems": bad, "checks": [vars(c) for c in checks]}, ensure_ascii=False, indent=2))
+        return 1 if bad else 0
     for c in checks:
         print(f"{'ok     ' if c.ok else 'PROBLEM'} {c.name}: {c.detail}")
-    bad = sum(not c.ok for c in checks)
     print(f"{bad} problem(s)" if bad else "all good")
     return 1 if bad else 0
 
 
 def register_cli(subparsers: Any) -> None:
     p = subparsers.add_parser("doctor", help="check python, plugin env, workspace, index, embedder and Claude CLI")
-    p.set_defaults(func=lambda args: main(getattr(args, "workspace", None)))
+    p.set_defaults(func=lambda args: main(getattr(args, "workspace", None), as_json=bool(getattr(args, "json", False))))

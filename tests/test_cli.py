@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import subprocess
@@ -25,6 +26,7 @@ def sh(*args: str, env_ws: Path | None = None, input: str | None = None) -> subp
 
 def test_subprocess_roundtrip(tmp_path):
     w = tmp_path / "w"
+    assert sh("init", str(w)).returncode == 0
     r = sh("--workspace", str(w), "write", "digest/wiki/a.md", "--content",
            "Body\n\n## Sources\n- [[daily/2026-06-20/x.md]]\n", "--name", "A", "--metadata", '{"tags": ["t"]}')
     assert r.returncode == 0, r.stderr
@@ -57,6 +59,7 @@ def test_subprocess_roundtrip(tmp_path):
     ],
 )
 def test_errors_one_line_exit_1(tmp_path, args, message):
+    (tmp_path / "w").mkdir()
     r = sh("--workspace", str(tmp_path / "w"), *args)
     assert r.returncode == 1
     assert message in r.stderr
@@ -143,9 +146,51 @@ def test_broken_pipe(tmp_path):
     for i in range(300):
         (w / "daily" / "2026-06-20" / f"n{i}.md").write_text("x")
     env = {**os.environ, "REME_WORKSPACE": str(w), "REME_EMBEDDING": "none"}
-    p = subprocess.run(f"'{REME}' read-image nothing.png; '{REME}' list daily --recursive | head -c 1",
+    p = subprocess.run(f"'{REME}' read-image resource/nothing.png; '{REME}' list daily --recursive | head -c 1",
                        shell=True, capture_output=True, text=True, env=env, timeout=120)
     assert "Traceback" not in p.stderr and "does not exist" in p.stderr
+    # the reader has what it wanted: the command ends quietly, with the status of a SIGPIPE'd tool
+    for i in range(300, 3000):  # more than a pipe's buffer: the write after `head` left fails
+        (w / "daily" / "2026-06-20" / f"n{i}.md").write_text("x")
+    p = subprocess.run(f"set -o pipefail; '{REME}' list daily --recursive --limit 5000 | head -n 1", shell=True,
+                       capture_output=True, text=True, env=env, timeout=120, executable="/bin/bash")
+    assert p.stderr == "" and p.returncode == 141 and p.stdout.count("\n") == 1, p
+
+
+def test_every_command_takes_json_and_workspace_before_or_after_it(tmp_path):
+    parser = cli.build_parser(["--help"])
+    (commands,) = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+    for name, sub in commands.choices.items():
+        assert {"--json", "--workspace"} <= set(sub._option_string_actions), name
+    w = tmp_path / "w"
+    assert sh("init", str(w), "--json").returncode == 0
+    for argv in (["doctor", "--json", "--workspace", str(w)], ["--json", "--workspace", str(w), "doctor"],
+                 ["--json", "status", "--workspace", str(w)], ["embed", "--json", "--workspace", str(w)]):
+        r = sh(*argv)
+        assert r.stdout.lstrip().startswith("{"), (argv, r.stdout, r.stderr)
+        json.loads(r.stdout)
+
+
+def test_a_workspace_that_does_not_exist_is_refused_not_created(tmp_path):
+    missing = tmp_path / "typo"
+    for argv in (["search", "deploy", "--workspace", str(missing)], ["status", "--json", "--workspace", str(missing)],
+                 ["--workspace", str(missing), "write", "digest/wiki/a.md", "--content", "x"]):
+        r = sh(*argv)
+        assert r.returncode == 1 and r.stdout == "", r
+        assert f"--workspace {missing} does not exist" in r.stderr and f"reme-cc init {missing}" in r.stderr
+    doctor = sh("--workspace", str(missing), "doctor")  # doctor checks it and says so, among its checks
+    assert doctor.returncode == 1 and f"PROBLEM workspace: {missing} does not exist" in doctor.stdout
+    assert not missing.exists()
+    assert sh("init", str(missing)).returncode == 0 and missing.is_dir()  # init (and demo) create one
+
+
+def test_an_empty_workspace_says_so(tmp_path):
+    w = tmp_path / "w"
+    assert sh("init", str(w)).returncode == 0
+    status = sh("--workspace", str(w), "status").stdout
+    assert "the workspace is empty" in status and "% of 0 chunks" not in status
+    found = sh("--workspace", str(w), "search", "deploy").stdout
+    assert found.startswith("no results") and "the workspace is empty" in found
 
 
 def test_demo(tmp_path, monkeypatch):

@@ -21,12 +21,20 @@ def doctor(*args: str, env_extra: dict[str, str] | None = None, tmp: Path) -> su
 
 
 def test_healthy_workspace(tmp_path):
+    (tmp_path / "ws").mkdir()
     out = doctor("--workspace", str(tmp_path / "ws"), tmp=tmp_path)
     assert out.returncode == 0, out.stdout + out.stderr
     lines = out.stdout.splitlines()
     assert [ln.split(":")[0].split(None, 1)[1] for ln in lines[:-1]] == [
-        "python", "plugin env", "workspace", "index", "embedder", "claude cli"]
+        "python", "plugin env", "workspace", "index", "embedder", "claude cli", "background work"]
     assert lines[-1] == "all good"
+
+
+def test_a_workspace_that_does_not_exist_is_a_problem_not_created(tmp_path):
+    out = doctor("--workspace", str(tmp_path / "typo"), tmp=tmp_path)
+    assert out.returncode == 1
+    assert f"PROBLEM workspace: {tmp_path / 'typo'} does not exist" in out.stdout and "reme-cc init" in out.stdout
+    assert not (tmp_path / "typo").exists()
 
 
 def test_unusable_workspace_and_failed_env_are_problems(tmp_path):

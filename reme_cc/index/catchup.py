@@ -232,6 +232,8 @@ def _cmd_embed(args: Any) -> int:
     index = Index(ws, Config.load(None if metadata else ws.root))
     try:
         if not index.model_id:
+            if getattr(args, "json", False):
+                print(json.dumps({"embedding": "none", "embedded_now": 0}))
             print("embedding is off (embedding=none): keyword search only", file=sys.stderr)
             return 0
         if args.worker:

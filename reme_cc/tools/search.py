@@ -142,6 +142,10 @@ def search(ctx: Context, params: SearchParams) -> SearchResult:
     hits, _here, notes = scoped(ctx, params.project, params.limit, ask)
     results = [HitOut.model_validate({**asdict(s.hit), "project": s.names, "workspace": s.workspace}) for s in hits]
     counts["returned"] = len(results)
+    if not results and ctx.index.chunk_total() == 0:
+        from .system import EMPTY
+
+        notes = [EMPTY, *notes]  # "no results" alone would read as "nothing matched"
     return SearchResult(results=results, counts=counts, warnings=warnings + notes)
 
 
