@@ -165,7 +165,8 @@ def test_every_command_takes_json_and_workspace_before_or_after_it(tmp_path):
     w = tmp_path / "w"
     assert sh("init", str(w), "--json").returncode == 0
     for argv in (["doctor", "--json", "--workspace", str(w)], ["--json", "--workspace", str(w), "doctor"],
-                 ["--json", "status", "--workspace", str(w)], ["embed", "--json", "--workspace", str(w)]):
+                 ["--json", "status", "--workspace", str(w)], ["embed", "--json", "--workspace", str(w)],
+                 ["trust", "--list", "--workspace", str(w), "--json"]):
         r = sh(*argv)
         assert r.stdout.lstrip().startswith("{"), (argv, r.stdout, r.stderr)
         json.loads(r.stdout)

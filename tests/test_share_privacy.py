@@ -5,6 +5,7 @@ rule (no symlink, no hard link). The command shows what it will write before wri
 
 from __future__ import annotations
 
+import json
 import os
 import pty
 import subprocess
@@ -111,6 +112,10 @@ def test_the_command_shows_what_it_will_write_and_asks(ws, tmp_path):
     assert "dropped" in shown.stdout and "owner_email" in shown.stdout and not dest.exists()
     dry = reme("share", rel, "--dry-run", "--yes", cwd=repo)
     assert dry.returncode == 0 and "Run `make ship`" in dry.stdout and not dest.exists()
+    as_json = reme("share", rel, "--json", cwd=repo)  # --json never asks: shown as JSON, nothing written
+    planned = json.loads(as_json.stdout)
+    assert as_json.returncode == 3 and planned["written"] is False and "owner_email" in planned["dropped_keys"]
+    assert "Run `make ship` then wait." in planned["content"] and planned["dest"] == str(dest) and not dest.exists()
     # a terminal: asked, and "n" writes nothing
     for answer, written in (b"n\n", False), (b"y\n", True):
         leader, follower = pty.openpty()

@@ -326,6 +326,14 @@ def _cmd_share(args: Any) -> int:
     ctx = Context.open(getattr(args, "workspace", None))
     try:
         plan = plan_share(ctx, args.node, os.getcwd())
+        if getattr(args, "json", False):  # no question asked: --yes writes, anything else only shows
+            import dataclasses
+            import json
+
+            done = share(ctx, plan.source, os.getcwd(), move=args.move) if args.yes and not args.dry_run else None
+            print(json.dumps({"written": done is not None, **dataclasses.asdict(done or plan),
+                              "dest": str((done or plan).dest)}, ensure_ascii=False, indent=2))
+            return 0 if done or args.dry_run else NOT_WRITTEN
         print(plan.preview())
         if args.dry_run:
             print("dry run: nothing written")

@@ -118,8 +118,12 @@ def _cmd_trust(args: Any) -> int:
     from .team import TEAM_DIR, locate
 
     root = Path(getattr(args, "workspace", None) or default_root()).expanduser().absolute()
+    as_json = bool(getattr(args, "json", False))
     if args.list:
         repos = load(root)
+        if as_json:
+            print(json.dumps(repos, ensure_ascii=False, indent=2))
+            return 0
         if not repos:
             print(f"no repository decided yet ({trust_file(root)})")
         for key, entry in sorted(repos.items()):
@@ -132,6 +136,10 @@ def _cmd_trust(args: Any) -> int:
     key = decide(root, repo, not args.revoke)
     found = locate(repo, root)
     shown = json.dumps(key, ensure_ascii=False)[1:-1]  # a path with control characters stays one line
+    if as_json:
+        print(json.dumps({"repository": key, "trusted": not args.revoke,
+                          "problem": found.problem if found is not None else None}, ensure_ascii=False))
+        return 0
     if args.revoke:
         print(f"declined the team memory of {shown}: the SessionStart brief leaves it out and no longer asks; "
               "search still finds its notes, labelled as written by others")
