@@ -104,7 +104,9 @@ def test_a_team_memory_hit_is_read_through_the_plugin_at_the_path_it_shows(fake_
     team.mkdir(parents=True)
     (team / "release.md").write_text("---\nname: release\ndescription: how the shop is released\n---\n"
                                      "Release with `make ship-narwhal`, then tag the commit.\n")
-    shown = lambda req: re.search(r"team memory: (\.reme/\S+\.md)", req.tool_results(last_only=True)[0].text)  # noqa: E731
+    # a team hit's header: "========== .reme/<path>:a-b [scores] team memory (written by others) =========="
+    shown = lambda req: re.search(r"^=+ (\.reme/\S+\.md):\d+-\d+ .*team memory \(written by others\)",  # noqa: E731
+                                  req.tool_results(last_only=True)[0].text, re.M)
     fake_api.rule(all_of(is_main, tool_result_for(T + "read")),
                   lambda req: text(req.tool_results(last_only=True)[0].text))
     fake_api.rule(all_of(is_main, tool_result_for(T + "search")),
