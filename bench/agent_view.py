@@ -20,7 +20,8 @@ Prints one JSON object:
   reme-ai's `search` job on the same corpus and queries (bench/remeai_side.py, own venv), one pass
   of each per round (``--keyword-rounds``), every side in a process of its own kept running;
 * ``backlog``: with ``--backlog N`` chunks left without vectors, spaced searches while they are being
-  embedded (the real model), against spaced searches with no backlog, and the embedding rate.
+  embedded (the real model), against spaced searches with no backlog and against back-to-back searches
+  while embedding (what a search pays after a pause while the worker writes), and the embedding rate.
 
 ``--before DIR`` measures first search (through the launcher), idle server, four servers and the
 keyword search (round by round with ours) with another checkout's code too, in the same run, and
@@ -410,18 +411,22 @@ def during_backlog(root: Path, qs: list[str], n: int, seconds: float) -> dict:
     out = srv.call("write", {"path": TRIGGER, "content": f"# trigger {time.time_ns()}\n"})
     assert "refused" not in out and "error" not in out.lower(), out
     start_left = backlog_count(root)
-    busy = []
+    busy, busy_b2b = [], []
     t = time.monotonic()
-    while time.monotonic() - t < seconds:
+    while time.monotonic() - t < seconds:  # a spaced search, then three back to back, while the worker embeds
         time.sleep(1.1)
         busy.append(srv.search(random.choice(qs))[0])
+        busy_b2b += [srv.search(random.choice(qs))[0] for _ in range(3)]
     left = backlog_count(root)
     mem = proc_mem(srv.mcp.proc.pid)
     srv.close()
     return {"backlog_chunks": made, "embedded_during": start_left - left, "seconds": round(time.monotonic() - t, 1),
             "rate_chunks_per_s": round((start_left - left) / (time.monotonic() - t), 2),
             "spaced_quiet_ms": stats(quiet), "spaced_while_embedding_ms": stats(busy),
+            "back_to_back_while_embedding_ms": stats(busy_b2b),
             "ratio_p50": round(pct(busy, .5) / pct(quiet, .5), 2), "ratio_p95": round(pct(busy, .95) / pct(quiet, .95), 2),
+            # issue 22 item 8: what a search pays after a pause while the worker writes
+            "spaced_over_back_to_back_while_embedding_p50": round(pct(busy, .5) / pct(busy_b2b, .5), 2),
             "server_mem_while_embedding": mem}
 
 

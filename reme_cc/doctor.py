@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import json
 import os
 import subprocess
 import sys
@@ -128,13 +130,14 @@ def _embedder(ctx_box: dict[str, Any]) -> Check:
     return Check("embedder", True, f"{name} ({emb.model_id_for(ctx.config)})")
 
 
-def _claude_cli() -> Check:
-    try:
-        import claude_agent_sdk
-    except ImportError:
+def _claude_cli(ctx_box: dict[str, Any]) -> Check:
+    import importlib.util
+
+    spec = importlib.util.find_spec("claude_agent_sdk")  # where it is, without the import's 0.7 s
+    if spec is None or not spec.submodule_search_locations:
         return Check("claude cli", False, "claude-agent-sdk is not installed in this env; rebuild the env "
                                           "(`python3 <plugin>/scripts/launch.py --rebuild`)")
-    bundled = Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
+    bundled = Path(list(spec.submodule_search_locations)[0]) / "_bundled" / "claude"
     cli = str(bundled) if bundled.exists() else None
     if cli is None:
         import shutil
@@ -143,13 +146,32 @@ def _claude_cli() -> Check:
     if cli is None:
         return Check("claude cli", False, "no Claude Code CLI for the memory agents: reinstall claude-agent-sdk "
                                           "or put `claude` on PATH")
+    # Starting the CLI costs about a second, most of doctor's time: a version it printed is kept,
+    # keyed by the binary's own size and mtime (a reinstall changes them and runs it again)
+    ctx = ctx_box.get("ctx")
+    cache = ctx.workspace.metadata / "doctor-claude-cli.json" if ctx is not None else None
+    try:
+        st = os.stat(cli)
+        key = f"{cli}:{st.st_size}:{st.st_mtime_ns}"
+    except OSError as exc:
+        return Check("claude cli", False, f"{cli} does not run ({exc}); reinstall claude-agent-sdk")
+    try:
+        known = json.loads(cache.read_text()) if cache is not None else {}
+    except (OSError, ValueError):
+        known = {}
+    if isinstance(known, dict) and known.get("key") == key and known.get("version"):
+        return Check("claude cli", True, f"{cli} ({known['version']})")
     try:
         out = subprocess.run([cli, "--version"], capture_output=True, text=True, timeout=30)
     except (OSError, subprocess.TimeoutExpired) as exc:
         return Check("claude cli", False, f"{cli} does not run ({exc}); reinstall claude-agent-sdk")
     if out.returncode != 0:
         return Check("claude cli", False, f"{cli} --version failed: {out.stderr.strip()[:200]}")
-    return Check("claude cli", True, f"{cli} ({out.stdout.strip()})")
+    version = out.stdout.strip()
+    if cache is not None:
+        with contextlib.suppress(OSError, ReMeError):
+            ctx.workspace.write_text(f"metadata/{cache.name}", json.dumps({"key": key, "version": version}))
+    return Check("claude cli", True, f"{cli} ({version})")
 
 
 def _background(ctx_box: dict[str, Any]) -> Check:
@@ -168,7 +190,7 @@ def _background(ctx_box: dict[str, Any]) -> Check:
 def run_checks(workspace: str | None = None) -> list[Check]:
     box: dict[str, Any] = {"root": workspace}
     steps: list[Callable[[], Check]] = [_python, _plugin_env, lambda: _workspace(box), lambda: _index(box),
-                                        lambda: _embedder(box), _claude_cli, lambda: _background(box)]
+                                        lambda: _embedder(box), lambda: _claude_cli(box), lambda: _background(box)]
     checks = []
     try:
         for step in steps:
@@ -183,8 +205,6 @@ def main(workspace: str | None = None, *, as_json: bool = False) -> int:
     checks = run_checks(workspace)
     bad = sum(not c.ok for c in checks)
     if as_json:
-        import json
-
         print(json.dumps({"ok": not bad, "problems": bad, "checks": [vars(c) for c in checks]}, ensure_ascii=False, indent=2))
         return 1 if bad else 0
     for c in checks:

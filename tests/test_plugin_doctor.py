@@ -58,3 +58,19 @@ def test_unusable_workspace_and_failed_env_are_problems(tmp_path):
     assert "PROBLEM plugin env: pip failed; log: L" in problems
     assert any(ln.startswith("PROBLEM workspace:") and str(blocker) in ln for ln in problems)
     assert "Traceback" not in out.stdout + out.stderr
+
+
+def test_the_claude_cli_check_keeps_the_version_until_the_binary_changes(tmp_path):
+    """Starting the CLI for --version was most of doctor's time (issue 22, item 7): the version it
+    printed is kept, keyed by the binary's size and mtime, so a reinstall runs it again."""
+    (tmp_path / "ws").mkdir()
+    first = doctor("--workspace", str(tmp_path / "ws"), tmp=tmp_path)
+    assert first.returncode == 0, first.stdout
+    cache = tmp_path / "ws" / "metadata" / "doctor-claude-cli.json"
+    kept = json.loads(cache.read_text())
+    assert kept["version"] and f"({kept['version']})" in first.stdout
+    cache.write_text(json.dumps({**kept, "version": "kept 0.0"}))
+    assert "(kept 0.0)" in doctor("--workspace", str(tmp_path / "ws"), tmp=tmp_path).stdout  # not run again
+    cache.write_text(json.dumps({"key": kept["key"] + "-reinstalled", "version": "kept 0.0"}))
+    again = doctor("--workspace", str(tmp_path / "ws"), tmp=tmp_path).stdout
+    assert "(kept 0.0)" not in again and f"({kept['version']})" in again  # another binary: asked again
