@@ -36,7 +36,7 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Mapping
 
 from .errors import AgentError, InvalidInputError, NotFoundError, ReMeError
 from .tools import AGENT_TOOLS, Context, Tool, ToolResult, agent_tool, all_tools  # noqa: F401 (re-exported)
@@ -52,8 +52,9 @@ DEFAULT_RETRIES = 3
 # tools (agent-only ones such as the recorder's daily_write live in tools.AGENT_TOOLS)
 
 
-def resolve_tools(names: list[str]) -> list[Tool[Any]]:
-    """Registry tools by name: agent-only tools first, then the shared registry."""
+def resolve_tools(names: list[str], bind: Mapping[str, Any] | None = None) -> list[Tool[Any]]:
+    """Registry tools by name: agent-only tools first, then the shared registry; each given the run's
+    ``bind`` values it takes (``Tool.bind``: the recorder's ``card``)."""
     shared = all_tools()  # imports every tool module, which fills AGENT_TOOLS too
     out: list[Tool[Any]] = []
     for name in names:
@@ -61,7 +62,7 @@ def resolve_tools(names: list[str]) -> list[Tool[Any]]:
         if found is None:
             known = ", ".join(sorted(set(shared) | set(AGENT_TOOLS)))
             raise InvalidInputError(f"agent tool {name!r} does not exist; known tools: {known}")
-        out.append(found)
+        out.append(found.bind(bind) if bind else found)
     return out
 
 
@@ -215,8 +216,10 @@ def backend_for(ctx: Context) -> str:
 async def run_agent(ctx: Context, agent: str | AgentSpec, prompt: str, *, tools: list[str] | None = None,
                     subagents: dict[str, AgentSpec] | None = None, model: str | None = None,
                     timeout: float | None = None, max_turns: int | None = None,
-                    retries: int = DEFAULT_RETRIES, backend: str | None = None) -> AgentRun:
+                    retries: int = DEFAULT_RETRIES, backend: str | None = None,
+                    bind: Mapping[str, Any] | None = None) -> AgentRun:
     """Run ``agent`` on ``prompt`` with only ``tools`` (default: the spec's) and return an AgentRun.
+    ``bind``: values for this run's tools (the recorder's ``card``: the one card its daily_write writes).
 
     Never raises for model/API failures or timeouts: they come back in ``AgentRun.error`` (a caller
     such as the recorder must know not to advance its cursor). Bad configuration raises ReMeError."""
@@ -225,9 +228,9 @@ async def run_agent(ctx: Context, agent: str | AgentSpec, prompt: str, *, tools:
 
     prompt = redact(prompt)  # conversation, resource text, daily notes: no secret ever reaches a model
     names = list(tools if tools is not None else spec.tools)
-    tool_objs = resolve_tools(names)
+    tool_objs = resolve_tools(names, bind)
     subs = dict(subagents or {})
-    sub_tools = {k: resolve_tools(v.tools) for k, v in subs.items()}
+    sub_tools = {k: resolve_tools(v.tools, bind) for k, v in subs.items()}
     chosen = backend or backend_for(ctx)
     model = model or spec.model or ctx.config.model
     timeout = ctx.config.agent_timeout_s if timeout is None else timeout

@@ -244,12 +244,13 @@ def run_session(root: Path, project: Path, env: dict[str, str], model: str, real
 
 def wait_for_card(ws: Any, sid: str, timeout: float) -> Any:
     """The recorder runs detached after the session: wait for its card and for it to finish."""
+    from .memory import recording
     from .memory.daily import find_card_by_session
 
     deadline = time.monotonic() + timeout
     seen_running = False
     while time.monotonic() < deadline:
-        running = ws.is_locked(f"record-{sid}")
+        running = recording.running(ws, sid)
         seen_running = seen_running or running
         card = find_card_by_session(ws, sid) if (ws.root / "daily").is_dir() else None
         if card is not None and not running:

@@ -171,23 +171,12 @@ def _should_record(ws: Workspace, config: Config, event: str, sid: str, now: flo
     return now - since >= config.record_min_minutes * 60
 
 
-def dirty_flag(ws: Workspace, sid: str) -> Path:
-    """File that tells a running recorder of session ``sid`` that more conversation arrived."""
-    return ws.metadata / "locks" / f"record-{sid}.dirty"
-
-
-def recorder_running(ws: Workspace, sid: str) -> bool:
-    """True while a recorder holds ``metadata/locks/record-<sid>.lock`` (the recorder's own lock)."""
-    return ws.is_locked(f"record-{sid}")
-
-
 def start_recording(ws: Workspace, config: Config, sid: str) -> str:
-    """Ask for a recording of ``sid``: set the dirty flag, and start the recorder unless one runs."""
+    """Ask for a recording of ``sid`` (memory/recording.py), and start the recorder unless one runs."""
+    from .memory import recording
     from .memory.transcript import load_state, save_state
 
-    flag = dirty_flag(ws, sid)
-    flag.parent.mkdir(parents=True, exist_ok=True)
-    flag.write_text(f"{time.time():.3f}\n", encoding="utf-8")
+    recording.request(ws, sid)
     with ws.lock(f"transcript-{sid}", timeout=2.0):
         state = load_state(ws, sid)
         state["pending_messages"] = 0
@@ -195,7 +184,7 @@ def start_recording(ws: Workspace, config: Config, sid: str) -> str:
         state["last_record_at"] = time.time()
         state["record_requests"] = int(state.get("record_requests", 0)) + 1
         save_state(ws, sid, state)
-    if recorder_running(ws, sid):
+    if recording.running(ws, sid):
         return "recorder already running: marked dirty"
     pid = spawn_recorder(ws, sid)
     return f"recorder started (pid {pid})"

@@ -16,7 +16,8 @@ import pytest
 from reme_cc.config import Config
 from reme_cc.errors import InvalidInputError
 from reme_cc.memory import daily, usage
-from reme_cc.memory.auto_memory import clean_card_name, cursor_path, load_cursor, record_session
+from reme_cc.memory.auto_memory import clean_card_name, record_session
+from reme_cc.memory.recording import cursor_path, load_cursor
 from reme_cc.notes.frontmatter import parse_note
 from reme_cc.agent import with_agents
 from reme_cc.tools import Context
@@ -298,7 +299,7 @@ def test_daily_write_is_agent_only(ws):
 
 
 def test_cursor_survives_a_rewritten_copy():
-    from reme_cc.memory.auto_memory import _start_line
+    from reme_cc.memory.recording import start_line as _start_line
 
     entries = [(0, {"uuid": "a", "timestamp": "2026-11-30T01:00:00Z"}),
                (1, {"uuid": "b", "timestamp": "2026-11-30T02:00:00Z"}),

@@ -345,7 +345,8 @@ def test_transcript_timestamps_in_the_future_past_and_garbage_are_recorded(tmp_p
 
     from reme_cc.config import Config
     from reme_cc.memory import daily
-    from reme_cc.memory.auto_memory import load_cursor, record_session
+    from reme_cc.memory.auto_memory import record_session
+    from reme_cc.memory.recording import load_cursor
     from reme_cc.agent import with_agents
     from reme_cc.tools import Context
 
@@ -417,7 +418,7 @@ def _session_copy(ws: Workspace) -> None:
 
 @pytest.mark.parametrize("cli_kind", ["missing", "fails"])
 def test_claude_cli_missing_or_failing_gives_a_clear_error_and_keeps_the_cursor(cli_kind, tmp_path):
-    from reme_cc.memory.auto_memory import cursor_path
+    from reme_cc.memory.recording import cursor_path
     from reme_cc.memory.dream import load_catalog
 
     root = tmp_path / "ws"
@@ -451,7 +452,7 @@ def test_claude_cli_missing_or_failing_gives_a_clear_error_and_keeps_the_cursor(
 @pytest.mark.timeout(240)
 def test_api_hanging_past_the_agent_timeout_loses_nothing(tmp_path):
     from reme_cc.memory import daily
-    from reme_cc.memory.auto_memory import cursor_path
+    from reme_cc.memory.recording import cursor_path
 
     root = tmp_path / "ws"
     ws = Workspace(root)

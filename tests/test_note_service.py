@@ -14,7 +14,7 @@ import pytest
 from reme_cc.config import Config
 from reme_cc.errors import EvidenceError, PathError
 from reme_cc.memory import daily, dream, gitlog
-from reme_cc.memory.auto_memory import CardTarget, RecordingContext
+from reme_cc.memory.recording import CardTarget
 from reme_cc.notes.frontmatter import parse_note
 from reme_cc.notes.store import NoteStore
 from reme_cc.tools import Context, agent_tools
@@ -37,13 +37,12 @@ def test_second_write_keeps_the_frontmatter_whatever_the_line_separators(ctx, ws
 
 
 def test_recorder_card_update_keeps_the_frontmatter_whatever_the_line_separators(ctx, ws):
-    target = CardTarget(DAY, "s1", "session/claude_code/s1.jsonl")
-    rctx = RecordingContext.of(ctx, target)
-    write = agent_tools()["daily_write"]
-    write.run(rctx, {"name": "Topic", "description": "first\u2028try", "content": "one"})
+    target = CardTarget(DAY, "s1", "session/claude_code/s1.jsonl", ctx.notes)
+    write = agent_tools()["daily_write"].bind({"card": target})
+    write.run(ctx, {"name": "Topic", "description": "first\u2028try", "content": "one"})
     path = target.written[-1]
     run(ctx, "frontmatter_update", path=path, updates={"tags": ["by\u2028hand"]})
-    write.run(rctx, {"name": "Topic", "description": "second", "content": "two"})
+    write.run(ctx, {"name": "Topic", "description": "second", "content": "two"})
     note = parse_note((ws.root / path).read_text(encoding="utf-8"))
     assert note.error is None and note.meta["tags"] == ["by\u2028hand"] and note.meta["description"] == "second"
     assert note.body.strip().startswith("two") and "first" not in note.body and "---" not in note.body
@@ -236,9 +235,9 @@ def test_recorder_dream_mcp_edits_and_hand_edits_on_one_day_lose_nothing(ws):
     def recorder() -> None:
         ctx = context()
         for i in range(rounds):
-            target = CardTarget(DAY, f"session-{i}", f"session/claude_code/session-{i}.jsonl")
-            agent_tools()["daily_write"].run(watched(RecordingContext.of(ctx, target)),
-                                           {"name": f"Recorded {i}", "description": f"card {i}", "content": "c"})
+            target = CardTarget(DAY, f"session-{i}", f"session/claude_code/session-{i}.jsonl", ctx.notes)
+            agent_tools()["daily_write"].bind({"card": target}).run(
+                ctx, {"name": f"Recorded {i}", "description": f"card {i}", "content": "c"})
             daily.reindex(ctx.notes, DAY)
         ctx.close()
 

@@ -14,27 +14,26 @@ saves a generic conversation (JSON list of ``{role, content, created_at}``) as
 4. only then the per-session cursor ``metadata/auto_memory/<kind>-<ID>.json`` advances.
 
 A failed run (API error, timeout, kill -9) leaves the cursor where it was: the next hook retries and
-nothing is recorded twice. One recording per session at a time: ``metadata/locks/record-<ID>.lock``
-(flock); a request arriving meanwhile touches ``record-<ID>.dirty``, which the running job checks
-before it exits. Daily caps: usage.py.
+nothing is recorded twice. One recording per session at a time, and a request arriving meanwhile is
+run by the recorder already running: recording.py (lock, dirty flag, cursor, card target). Daily caps:
+usage.py.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import json
 import logging
 import re
-import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import ConflictError, InvalidInputError, LockedError, NotFoundError, PathError
+from ..errors import ConflictError, InvalidInputError, NotFoundError, PathError
 from ..notes.frontmatter import parse_note, render_note, replace_body
 from ..workspace import Workspace, validate_component
-from . import daily, usage
+from . import daily, recording, usage
 from .context import Context
+from .recording import CardTarget
 from .render import PROMPT_TAGS, Message, format_transcript, has_conversation, local_date, parse_lines, render_entries
 from .transcript import check_session_id
 from .untrusted import neutralise
@@ -49,32 +48,7 @@ _DATE_IN_NAME = re.compile(r"\d{4}[-_./年]?\d{1,2}[-_./月]?\d{1,2}日?")
 
 
 # ---------------------------------------------------------------------------------------------
-# the card target of one recorder run, and the agent-only tool that writes it
-
-
-@dataclass
-class CardTarget:
-    date: str
-    session_id: str
-    source: str  # workspace path of the conversation copy
-    written: list[str] = field(default_factory=list)  # card paths written by this run
-    project: dict[str, str] = field(default_factory=dict)  # project/project_root/cwd from the transcript
-
-
-@dataclass
-class RecordingContext(Context):
-    """A Context bound to the one card a recorder run may write. Its index updates wait until the
-    run is over (``pending``): the agent's tool calls stay fast and inside its time budget."""
-
-    target: CardTarget | None = None
-    pending: list[str] = field(default_factory=list)
-
-    @classmethod
-    def of(cls, ctx: Context, target: CardTarget) -> "RecordingContext":
-        return cls(ctx.workspace, ctx.config, _index=ctx._index, agents=ctx.agents, target=target)
-
-    def changed(self, *paths: str) -> None:
-        self.pending.extend(paths)
+# the card a recorder run writes (its target: recording.CardTarget)
 
 
 @dataclass(frozen=True)
@@ -120,13 +94,13 @@ def card_text(existing: str | None, meta: dict[str, Any], body: str) -> str:
     return replace_body(existing, body, meta)
 
 
-def write_card(ctx: Context, name: str, description: str, content: str) -> CardWrite:
-    """Write the recorder run's card (``ctx`` is its RecordingContext): create it, or update the card
+def write_card(target: CardTarget | None, name: str, description: str, content: str) -> CardWrite:
+    """Write the recorder run's card through its target's note service: create it, or update the card
     this session already has for the date — found by ``session_id``, renamed when the name changes."""
-    target = getattr(ctx, "target", None)
-    if not isinstance(target, CardTarget):
+    if target is None or target.notes is None:
         raise InvalidInputError("daily_write is only available inside a recorder run")
-    ws = ctx.workspace
+    notes = target.notes
+    ws = notes.ws
     raw_name = name
     name = clean_card_name(raw_name)  # the file name; the frontmatter keeps the agent's wording
     title = " ".join(raw_name.split()).removesuffix(".md").strip() or name
@@ -141,7 +115,6 @@ def write_card(ctx: Context, name: str, description: str, content: str) -> CardW
         body += f"\n\n## Source\n\n{link}"
     meta = {"name": title, "description": description, "session_id": target.session_id,
             "source_conversation": link, **target.project}  # the project is the transcript's, never the model's
-    notes = ctx.notes
     with notes.lock():  # find, write and rename as one change: a second recorder never makes a twin
         existing = daily.find_card_by_session(ws, target.session_id, dates=[target.date])
         old_path = existing.path if existing else None
@@ -155,46 +128,6 @@ def write_card(ctx: Context, name: str, description: str, content: str) -> CardW
             renamed = old_path
     target.written.append(path)
     return CardWrite(path, renamed, old_path is None)
-
-
-# ---------------------------------------------------------------------------------------------
-# cursor
-
-
-def cursor_path(kind: str, session_id: str) -> str:
-    return f"metadata/auto_memory/{kind}-{session_id}.json"
-
-
-def load_cursor(ws: Workspace, kind: str, session_id: str) -> dict[str, Any]:
-    try:
-        data = json.loads(ws.read_bytes(cursor_path(kind, session_id)))
-        return data if isinstance(data, dict) else {}
-    except (NotFoundError, ValueError):
-        return {}
-
-
-def save_cursor(ws: Workspace, kind: str, session_id: str, cursor: dict[str, Any]) -> None:
-    ws.write_text(cursor_path(kind, session_id), json.dumps(cursor, indent=2, sort_keys=True) + "\n")
-
-
-def _start_line(entries: list[tuple[int, dict[str, Any]]], cursor: dict[str, Any]) -> int:
-    """First line not yet recorded. The cursor names the last recorded entry by uuid (and its line
-    as a hint); if the copy was rewritten and the uuid is gone, fall back to its timestamp."""
-    uid, hint = cursor.get("uuid"), int(cursor.get("line", -1))
-    if not uid and hint < 0:
-        return 0
-    if uid:
-        for line, entry in entries:
-            if line == hint and entry.get("uuid") == uid:
-                return hint + 1
-        for line, entry in entries:
-            if entry.get("uuid") == uid:
-                return line + 1
-    stamp = str(cursor.get("timestamp") or "")
-    for line, entry in entries:
-        if str(entry.get("timestamp") or "") > stamp:
-            return line
-    return entries[-1][0] + 1 if entries else 0
 
 
 # ---------------------------------------------------------------------------------------------
@@ -280,30 +213,14 @@ def record_session(ctx: Context, session_id: str, *, kind: str = "claude_code", 
         report.status = "disabled"
         return report
     spec = ctx.runner.load(agent) if isinstance(agent, str) else agent
-    lock_name = f"record-{session_id}"
-    dirty = ws.metadata / "locks" / f"record-{session_id}.dirty"
-    while True:
-        try:
-            held = ws.lock(lock_name, timeout=0)
-            held.__enter__()
-        except LockedError:
-            dirty.parent.mkdir(parents=True, exist_ok=True)
-            dirty.touch()  # the running job picks it up before it exits
-            if not report.runs:
-                report.status = "queued"
-            return report
-        try:
-            while True:
-                with contextlib.suppress(FileNotFoundError):
-                    dirty.unlink()
-                _record_pending(ctx, session_id, kind, spec, timeout, report)
-                if report.status in ("failed", "capped") or not dirty.exists():
-                    break
-        finally:
-            held.__exit__(None, None, None)
-        # a request may have set the flag between our last check and the unlock: look once more
-        if report.status in ("failed", "capped") or not dirty.exists():
-            return report
+
+    def round_() -> bool:
+        _record_pending(ctx, session_id, kind, spec, timeout, report)
+        return report.status not in ("failed", "capped")
+
+    if not recording.record_rounds(ws, session_id, round_) and not report.runs:
+        report.status = "queued"  # the running recorder picks the request up before it exits
+    return report
 
 
 def _record_pending(ctx: Context, session_id: str, kind: str, spec: Any, timeout: float | None,
@@ -317,8 +234,8 @@ def _record_pending(ctx: Context, session_id: str, kind: str, spec: Any, timeout
     entries = parse_lines(data)
     if not entries:
         return
-    cursor = load_cursor(ws, kind, session_id)
-    start = _start_line(entries, cursor)
+    cursor = recording.load_cursor(ws, kind, session_id)
+    start = recording.start_line(entries, cursor)
     new = [(line, e) for line, e in entries if line >= start]
     if not new:
         return
@@ -326,7 +243,7 @@ def _record_pending(ctx: Context, session_id: str, kind: str, spec: Any, timeout
     project = _session_project(ctx, entries)
     messages = render_entries(new)
     if not has_conversation(messages):
-        _advance(ws, kind, session_id, new, end_line, cursor, recorded=False)
+        recording.advance(ws, kind, session_id, new, end_line, cursor, recorded=False)
         return
     for batch in _batches(messages, end_line):
         capped = usage.within_caps(ws, ctx.config)
@@ -334,13 +251,13 @@ def _record_pending(ctx: Context, session_id: str, kind: str, spec: Any, timeout
             report.status, report.error = "capped", capped
             log.warning("session %s not recorded: %s", session_id, capped)
             return
-        target = CardTarget(batch.date, session_id, source, project=project)
-        rctx = RecordingContext.of(ctx, target)
+        # the run's index updates wait until it is over: its tool calls stay fast and inside its time budget
+        pending: list[str] = []
+        target = CardTarget(batch.date, session_id, source, ctx.new_notes(after=pending.extend), project=project)
         card = daily.find_card_by_session(ws, session_id, dates=[batch.date])
-        run = ctx.runner.run_sync(rctx, spec, _prompt(batch, target, card, ws), tools=["daily_write"], timeout=timeout)
-        if ctx._index is None and rctx._index is not None:
-            ctx._index = rctx._index  # hand the opened index back to the caller, who closes it
-        _update_index(ctx, rctx.pending)  # what the run wrote is on disk, whatever the run's outcome
+        run = ctx.runner.run_sync(ctx, spec, _prompt(batch, target, card, ws), tools=["daily_write"],
+                                  bind={"card": target}, timeout=timeout)
+        _update_index(ctx, pending)  # what the run wrote is on disk, whatever the run's outcome
         _account(ws, report, run)
         log.info("recorder run %s %s: %s", session_id, batch.date, ctx.runner.describe(run))
         if run.error or (run.tool_calls and not target.written):
@@ -357,7 +274,7 @@ def _record_pending(ctx: Context, session_id: str, kind: str, spec: Any, timeout
             report.status = "recorded"
         elif report.status != "recorded":
             report.status = "small talk"
-        _advance(ws, kind, session_id, new, batch.last_line, cursor, recorded=bool(target.written))
+        recording.advance(ws, kind, session_id, new, batch.last_line, cursor, recorded=bool(target.written))
 
 
 def _update_index(ctx: Context, paths: list[str]) -> None:
@@ -386,18 +303,6 @@ def _account(ws: Workspace, report: RecordReport, run: Any) -> None:
         report.usage[k] += run.usage.get(k, 0)
     usage.add_usage(ws, AGENT, input_tokens=run.usage.get("input_tokens", 0),
                     output_tokens=run.usage.get("output_tokens", 0))
-
-
-def _advance(ws: Workspace, kind: str, session_id: str, entries: list[tuple[int, dict[str, Any]]], line: int,
-             cursor: dict[str, Any], recorded: bool) -> None:
-    last = next((e for ln, e in reversed(entries) if ln <= line), None)
-    if last is None:
-        return
-    cursor.update({"line": line, "uuid": last.get("uuid"), "timestamp": last.get("timestamp"),
-                   "updated_at": time.time()})
-    if recorded:
-        cursor["recorded_at"] = time.time()
-    save_cursor(ws, kind, session_id, cursor)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Callable, Protocol
 
 from ..config import Config
 from ..errors import ReMeError
@@ -66,9 +66,15 @@ class Context:
         """The note service every change goes through; its changes update this Context's index."""
         with self._lock:
             if self._notes is None:
-                self._notes = NoteStore(self.workspace, backlinks=self._backlinks)
-                self._notes.observe(after=lambda paths: self.changed(*paths))
+                self._notes = self.new_notes(after=lambda paths: self.changed(*paths))
             return self._notes
+
+    def new_notes(self, *, after: Callable[[list[str]], None]) -> NoteStore:
+        """A note service of this workspace that hands the paths it changed to ``after``: ``notes``
+        updates the index at once, a recorder run collects them for when it is over."""
+        store = NoteStore(self.workspace, backlinks=self._backlinks)
+        store.observe(after=after)
+        return store
 
     @property
     def runner(self) -> AgentRunner:

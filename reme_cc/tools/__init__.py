@@ -8,8 +8,10 @@ schema is the MCP input schema; its fields become CLI options) and ``result`` is
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any, Callable, Generic, TypeVar
+import functools
+import inspect
+from dataclasses import dataclass, replace
+from typing import Any, Callable, Generic, Mapping, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
@@ -54,6 +56,13 @@ class Tool(Generic[P]):
     idempotent: bool = False
     # CLI: names of params given positionally, in order (``reme-cc move SRC DST``)
     positional: tuple[str, ...] = ()
+    # keyword-only parameters of ``fn`` an agent run binds (``bind``): the recorder's card target
+    binds: tuple[str, ...] = ()
+
+    def bind(self, values: Mapping[str, Any]) -> "Tool[P]":
+        """This tool with the run's values for the parameters it binds (the others are ignored)."""
+        taken = {k: v for k, v in values.items() if k in self.binds}
+        return replace(self, fn=functools.partial(self.fn, **taken)) if taken else self
 
     def validate(self, arguments: dict[str, Any] | None) -> P:
         try:
@@ -100,7 +109,9 @@ def tool(
             raise TypeError(f"tool {name}: the second argument must be named `params` and typed as a Params model")
         if name in target:
             raise ValueError(f"tool {name} registered twice")
-        target[name] = Tool(name, description.strip(), params_type, fn, read_only, destructive, idempotent, positional)
+        binds = tuple(p.name for p in inspect.signature(fn).parameters.values() if p.kind is p.KEYWORD_ONLY)
+        target[name] = Tool(name, description.strip(), params_type, fn, read_only, destructive, idempotent, positional,
+                            binds)
         return fn
 
     return decorate

@@ -7,6 +7,7 @@ from pydantic import Field
 
 from ..memory import daily as day
 from ..memory.auto_memory import write_card
+from ..memory.recording import CardTarget
 from . import Context, Params, ToolResult, agent_tool, tool
 
 
@@ -131,6 +132,6 @@ class DailyWriteResult(ToolResult):
     "card and keeps links to it working. Do not call it for small talk.",
     idempotent=True,
 )
-def daily_write(ctx: Context, params: DailyWriteParams) -> DailyWriteResult:
-    done = write_card(ctx, params.name, params.description, params.content)
+def daily_write(ctx: Context, params: DailyWriteParams, *, card: CardTarget | None = None) -> DailyWriteResult:
+    done = write_card(card, params.name, params.description, params.content)  # card: bound by the recorder's run
     return DailyWriteResult(path=done.path, renamed_from=done.renamed_from, created=done.created)

@@ -537,7 +537,7 @@ def scenario_record(root: Path, scratch: Path, rng: random.Random, api: Any, *, 
     from support.fake_api import Reply, text, tool_use
 
     from reme_cc.memory import daily
-    from reme_cc.memory.auto_memory import load_cursor
+    from reme_cc.memory.recording import load_cursor
     from reme_cc.memory.render import parse_lines
     from reme_cc.workspace import Workspace
 
