@@ -246,9 +246,9 @@ def test_vectors_arriving_during_a_search_do_not_demote_its_keyword_hits(ws, mon
         assert {h.path for h in index.search(q, limit=2).results} == deploys
         real_fuse = search.fuse
 
-        def vectors_arrive(idx, query, rec, rule):  # between the vector half and the fusion
-            assert idx.embed_pending() == len(fresh)  # the worker's commit, then this process's refresh
-            return real_fuse(idx, query, rec, rule)
+        def vectors_arrive(rec, rule):  # between the vector half and the fusion
+            assert index.embed_pending() == len(fresh)  # the worker's commit, then this process's refresh
+            return real_fuse(rec, rule)
 
         monkeypatch.setattr(search, "fuse", vectors_arrive)
         assert {h.path for h in index.search(q, limit=2).results} == deploys
@@ -290,7 +290,7 @@ def test_the_note_term_reads_its_vector_ranks_with_the_share_of_notes_embedded(w
         assert index.read(lambda c: index._bm25.note_share(c, np.zeros(0, np.int64))) == 0.0  # that was from memory
         # the default rule reads the best vector note's rank 1 with it: 0.5/(60 + 1/(4/6)), not 0.5/(60 + 1/(5/30))
         top = rec.vector[0][0]
-        fused = search.fuse(index, q, rec, search.FUSIONS["notes"])
+        fused = search.fuse(rec, search.FUSIONS["notes"])
         assert fused[top][1] == pytest.approx(0.5 / (60 + 30 / 5) + 0.5 / (60 + 6 / 4))
         monkeypatch.setattr(index._bm25, "note_share", lambda conn, ids: None)  # the keyword index not in
         assert index.recall(q, 25, notes=True).note_coverage == pytest.approx(4 / 6)

@@ -19,7 +19,6 @@ import sqlite3
 import stat
 import threading
 import time
-from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Iterator
 
 from ..config import Config
@@ -31,6 +30,8 @@ from .budget import Budget, Selection, select
 from .bm25 import BM25Index, ChunkNotes, search_notes_fts, trim_heap
 from .catalog import index_log
 from .graph import LinkGraph, neighbors
+from .records import (FileRecord, Graph, GraphEdge, GraphNode, Hit, LinkRecord, Neighbor, NodeHit, Recall,
+                      SearchResponse)
 from .sync import CONFLICT_KEY, HARD_LINK_KEY, WALK_LAYERS, SyncReport, apply_changes, walk, wants_chunks
 from .vectors import VectorStore
 from .watch import Watcher
@@ -46,112 +47,6 @@ INLINE_FILES = 300  # a server indexes more changed files than this at once in t
 TEAM_INLINE_FILES = 20  # a team index (budget): more than this, or any document, in the background
 IDLE_RELEASE_S = 120.0  # an idle server lets go of its models and in-memory indexes after this
 VECTOR_LOG_KEEP = 20000  # rows of vector_log kept (announcements of new vectors)
-
-
-@dataclass
-class FileRecord:
-    path: str
-    mtime_ns: int
-    size: int
-    hash: str | None
-    name: str | None
-    description: str | None
-    extra: dict[str, Any]
-    date: str | None
-    indexed: bool
-
-
-@dataclass
-class LinkRecord:
-    source: str
-    target: str             # as written in the wikilink
-    resolved_path: str | None  # workspace path it resolves to (None = dangling/ambiguous)
-    anchor: str | None
-    alias: str | None
-    embed: bool
-    predicate: str | None
-    line: int
-    how: str                # exact | stem | ambiguous | missing
-
-
-@dataclass(frozen=True, slots=True)
-class Neighbor:  # frozen: the in-memory link graph hands the same ones to every search
-    path: str
-    name: str | None
-    description: str | None
-    predicate: str | None
-    exists: bool
-
-
-@dataclass
-class Hit:
-    path: str
-    start_line: int
-    end_line: int
-    score: float
-    vector: float
-    keyword: float
-    text: str
-    outlinks: list[Neighbor] = field(default_factory=list)
-    inlinks: list[Neighbor] = field(default_factory=list)
-    outlinks_total: int = 0
-    inlinks_total: int = 0
-    project: Any = None  # the file's frontmatter `project` (a name, a list, or None = general)
-
-
-@dataclass
-class SearchResponse:
-    results: list[Hit]
-    counts: dict[str, int]
-    warnings: list[str] = field(default_factory=list)
-
-
-@dataclass
-class Recall:
-    """What both recall halves found for one query (chunk id, raw score), best first."""
-    keyword: list[tuple[int, float]] = field(default_factory=list)
-    vector: list[tuple[int, float]] = field(default_factory=list)
-    keyword_searched: bool = False  # the keyword half ran (it may have found nothing)
-    notes: list[tuple[str, float]] | None = None  # whole-note BM25 (note path, score), when asked for
-    coverage: float | None = None  # share of chunks with a vector; None = no vector half
-    note_coverage: float | None = None  # share of notes with a vector in any chunk (asked with notes)
-    embedded: Callable[[int], bool] = lambda cid: False  # noqa: E731 - does this chunk have a vector?
-    warnings: list[str] = field(default_factory=list)
-
-
-@dataclass
-class NodeHit:
-    path: str
-    name: str | None
-    description: str | None
-    score: float
-    project: Any = None  # the node's frontmatter `project`
-
-
-@dataclass
-class GraphNode:
-    path: str
-    name: str | None
-    description: str | None
-    exists: bool
-    depth: int
-
-
-@dataclass
-class GraphEdge:
-    source: str
-    target: str
-    predicate: str | None
-    anchor: str | None
-    alias: str | None
-    line: int
-    resolved: bool
-
-
-@dataclass
-class Graph:
-    nodes: list[GraphNode]
-    edges: list[GraphEdge]
 
 
 class _NoLock:
@@ -734,10 +629,11 @@ class Index:
 
     def recall(self, query: str, k: int, start: str | None = None, end: str | None = None,
                modes: tuple[str, ...] = ("vector", "keyword"), folder: str | None = None,
-               notes: bool = False) -> Recall:
+               notes: bool = False, rare: int = 0) -> Recall:
         """Both recall halves for one query: BM25 top-k in this thread while the query is embedded in
         another, then vector top-k (date range and folder applied to both); with ``notes`` also the top-k
-        notes by whole-note BM25 (read in the same transaction as the chunks). Embedding failures leave the
+        notes by whole-note BM25 (read in the same transaction as the chunks) and the candidates' notes;
+        with ``rare`` the query terms in at most that many chunks. Embedding failures leave the
         vector half empty with a warning; ``coverage`` is the share of chunks that have a vector now."""
         out = Recall(keyword_searched="keyword" in modes)
         vectors = self._vectors if "vector" in modes else None
@@ -795,6 +691,11 @@ class Index:
             out.embedded = have.__contains__
             if notes:
                 out.note_coverage = 1.0 if out.coverage >= 1.0 else self._note_coverage(ids)
+        if rare and out.keyword and out.vector:
+            out.rare_terms = self._run(lambda conn: keyword.rare_terms(conn, query, rare))
+        if notes and (out.keyword or out.vector):
+            out.paths = self.chunk_paths(list(dict.fromkeys([c for c, _ in out.vector] + [c for c, _ in out.keyword])))
+            out.chunks = self.chunk_total()
         return out
 
     def _note_coverage(self, ids: Any) -> float:

@@ -150,17 +150,22 @@ def search_chunks(
     return [(int(r[0]), -float(r[1])) for r in rows]
 
 
-def rare_term_chunks(conn: sqlite3.Connection, query: str, max_df: int) -> set[int]:
-    """Chunk ids holding a query term that occurs in at most ``max_df`` chunks of the whole index
-    (an identifier, a hash, a name). FTS5 stops after max_df + 1 rows per term, so common terms cost
-    next to nothing."""
-    out: set[int] = set()
+def rare_terms(conn: sqlite3.Connection, query: str, max_df: int) -> list[frozenset[int]]:
+    """For each query term that occurs in at most ``max_df`` chunks of the whole index (an identifier,
+    a hash, a name), the chunk ids holding it. FTS5 stops after max_df + 1 rows per term, so common
+    terms cost next to nothing."""
+    out: list[frozenset[int]] = []
     for term in query_terms(query):
         ids = [r[0] for r in conn.execute(
             "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?", ('"' + term.replace('"', '""') + '"', max_df + 1))]
         if len(ids) <= max_df:
-            out.update(ids)
+            out.append(frozenset(ids))
     return out
+
+
+def rare_term_chunks(conn: sqlite3.Connection, query: str, max_df: int) -> set[int]:
+    """Chunk ids holding a query term that occurs in at most ``max_df`` chunks of the whole index."""
+    return set().union(*rare_terms(conn, query, max_df))
 
 
 def search_nodes(conn: sqlite3.Connection, query: str, k: int) -> list[tuple[str, float]]:

@@ -1,6 +1,7 @@
 """Hybrid search: BM25 (jieba/FTS5) and vector recall run concurrently (Index.recall), are fused
-by a rule chosen in Config.search_fusion (see FUSIONS and bench/retrieval.py for the measurements),
-filtered by min_score, cut to limit, then expanded one hop along wikilinks."""
+by a rule chosen in Config.search_fusion (``fuse``, a function of the Recall alone; see FUSIONS and
+bench/retrieval.py for the measurements), filtered by min_score, cut to limit, then expanded one
+hop along wikilinks."""
 
 from __future__ import annotations
 
@@ -11,9 +12,11 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import InvalidInputError
 from . import keyword, tiers
+from .records import SearchResponse
 
 if TYPE_CHECKING:  # pragma: no cover
-    from . import Index, Recall, SearchResponse
+    from . import Index
+    from .records import Recall
     from .tiers import TierOf
 
 RRF_K = 60
@@ -109,7 +112,9 @@ def normalized_fusion(vector: list[tuple[int, float]], kw: list[tuple[int, float
             for cid in set(nv) | set(nk)}
 
 
-def fuse(index: "Index", query: str, rec: "Recall", rule: Fusion) -> dict[int, tuple[float, float, float]]:
+def fuse(rec: "Recall", rule: Fusion) -> dict[int, tuple[float, float, float]]:
+    """{chunk id: (score, vector part, keyword part)}: the ranking ``rule`` makes of one recall, read
+    from it alone (a new rule is a function of a Recall, with its own test on hand-made ones)."""
     vec = [c for c, _ in rec.vector]
     kw = [c for c, _ in rec.keyword]
     if rule.normalized:
@@ -119,22 +124,18 @@ def fuse(index: "Index", query: str, rec: "Recall", rule: Fusion) -> dict[int, t
              if rule.coverage_aware and rec.coverage is not None else {})
     both = rec.coverage is not None and rec.keyword_searched  # both halves ran, whatever each found
     fused = rrf(vec, kw, weights=weights, both=both, **aware)
-    rare = index.rare_term_chunks(query, rule.rare) & set(kw[:RARE_TOP]) if rule.rare and kw and vec else set()
+    rare = rec.rare_chunks(rule.rare) & set(kw[:RARE_TOP]) if rule.rare and kw and vec else set()
     _boost_rare(fused, rare, rule.vector_weight)
     if rule.note and fused:
-        paths = index.chunk_paths(list(fused))
+        paths = rec.paths
         note_aware = {**aware, "embedded": _note_embedded(rec, paths)} if aware else {}
         if aware and rule.note_coverage and rec.note_coverage is not None:
             note_aware["coverage"] = rec.note_coverage  # note ranks among the notes with a vector
         notes = rrf(_note_ranking(vec, paths), [p for p, _ in rec.notes or ()], weights=weights, both=both, **note_aware)
-        # the same rule over notes, for a term rare in the workspace as a whole as well
-        note_df = min(rule.rare, int(index.chunk_total() * RARE_SHARE)) if rare else 0
-        if note_df == rule.rare:  # rare in the workspace too: the chunks found above
-            note_rare = rare
-        elif note_df:  # a small workspace: only terms in fewer chunks count
-            note_rare = index.rare_term_chunks(query, note_df) & rare
-        else:
-            note_rare = set()
+        # the same rule over notes, for a term rare in the workspace as a whole as well (a small
+        # workspace: only terms in fewer chunks count)
+        note_df = min(rule.rare, int(rec.chunks * RARE_SHARE)) if rare else 0
+        note_rare = rec.rare_chunks(note_df) & rare if note_df else set()
         _boost_rare(notes, {paths[c] for c in note_rare if c in paths}, rule.vector_weight)
         for cid, (s, v, w) in fused.items():
             ns, nv, nw = notes.get(paths.get(cid), (0.0, 0.0, 0.0))  # type: ignore[call-overload]
@@ -193,9 +194,8 @@ def validate(query: Any, limit: Any, min_score: Any, start_date: Any, end_date: 
 def run_search(index: "Index", query: str, limit: int = 5, min_score: float = 0.0,
                start_date: str | None = None, end_date: str | None = None, *, fusion: str | Fusion | None = None,
                expand: bool = True, modes: tuple[str, ...] = ("vector", "keyword"),
-               folder: str | None = None, tier_of: "TierOf | None" = None) -> "SearchResponse":
+               folder: str | None = None, tier_of: "TierOf | None" = None) -> SearchResponse:
     """``tier_of`` (e.g. the project preference) reorders the fused candidates before the cut; see tiers.py."""
-    from . import SearchResponse
 
     query, start, end = validate(query, limit, min_score, start_date, end_date)
     rule = fusion if isinstance(fusion, Fusion) else fusion_named(fusion or index.config.search_fusion)
@@ -208,8 +208,8 @@ def run_search(index: "Index", query: str, limit: int = 5, min_score: float = 0.
     index.maybe_sync()
     k = min(MAX_CANDIDATES, limit * (10 if tier_of else 5))  # a preference needs candidates beyond the top
     for _ in range(ATTEMPTS):
-        rec = index.recall(query, k, start, end, modes, folder, notes=bool(rule.note))
-        fused = fuse(index, query, rec, rule)
+        rec = index.recall(query, k, start, end, modes, folder, notes=bool(rule.note), rare=rule.rare)
+        fused = fuse(rec, rule)
         ranked = sorted(fused.items(), key=lambda kv: (-kv[1][0], kv[0]))
         if tier_of is not None:
             ranked = index.read(lambda conn: tiers.prefer_chunks(conn, ranked, tier_of))

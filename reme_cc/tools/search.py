@@ -9,10 +9,12 @@ that starts like a header escaped."""
 from __future__ import annotations
 
 import re
-from dataclasses import asdict
-from typing import Any
+from dataclasses import asdict, fields
+from typing import Any, get_type_hints
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, create_model
+
+from ..index.records import Hit, Neighbor, NodeHit
 
 from . import Context, Params, ToolResult, tool
 
@@ -24,28 +26,23 @@ PROJECT_HELP = ("Empty (default): the current project's notes first, then genera
                 "both. \"all\": no project preference. A project name: only that project's notes.")
 
 
-class NeighborOut(BaseModel):
-    path: str
-    name: str | None = None
-    description: str | None = None
-    predicate: str | None = None
-    exists: bool = True
+def _model_of(shape: type, name: str, **changes: Any) -> type[BaseModel]:
+    """The JSON model of one of the index's records: its fields, in order, with ``changes`` ({field:
+    (type, default)}) replacing or adding some. The record stays the one declaration of the shape."""
+    hints = get_type_hints(shape)
+    return create_model(name, **{**{f.name: (hints[f.name], ...) for f in fields(shape)}, **changes})
 
 
-class HitOut(BaseModel):
-    path: str
-    start_line: int
-    end_line: int
-    score: float
-    vector: float
-    keyword: float
-    text: str
-    outlinks: list[NeighborOut]
-    inlinks: list[NeighborOut]
-    outlinks_total: int = 0  # distinct neighbors before the cap of 10
-    inlinks_total: int = 0
-    project: list[str] = []  # the hit's projects; [] = a general note
-    workspace: str = "personal"  # or "team": the repository's shared .reme/ (path relative to it)
+# what the tools add to an index record: its projects as names ([] = a general note) and its workspace
+# ("personal", or "team": the repository's shared .reme/, its path relative to that)
+_SCOPE = {"project": (list[str], []), "workspace": (str, "personal")}
+HitOut = _model_of(Hit, "HitOut", **_SCOPE)
+NodeOut = _model_of(NodeHit, "NodeOut", **_SCOPE)
+
+
+def _scoped_out(model: type[BaseModel], s: Any) -> Any:
+    """A tools.recall_scope.Scoped record as ``model`` (HitOut, NodeOut)."""
+    return model.model_validate({**asdict(s.hit), "project": s.names, "workspace": s.workspace})
 
 
 class SearchParams(Params):
@@ -59,7 +56,7 @@ class SearchParams(Params):
 
 
 class SearchResult(ToolResult):
-    results: list[HitOut]
+    results: list[HitOut]  # type: ignore[valid-type]
     counts: dict[str, int]
     warnings: list[str] = []
 
@@ -81,7 +78,7 @@ def shown_path(path: str, workspace: str) -> str:
     return one_line((TEAM_PREFIX if workspace != "personal" else "") + path)
 
 
-def _hit_block(h: HitOut) -> str:
+def _hit_block(h: Any) -> str:  # a HitOut
     from ..memory.project import label
     from ..memory.untrusted import one_line, text_block
 
@@ -104,7 +101,7 @@ def _hit_block(h: HitOut) -> str:
     return "\n".join(lines)
 
 
-def _neighbor(n: NeighborOut, workspace: str) -> str:
+def _neighbor(n: Neighbor, workspace: str) -> str:
     from ..memory.untrusted import one_line
 
     via = f"via predicate={one_line(n.predicate)}" if n.predicate else "via plain"
@@ -140,7 +137,7 @@ def search(ctx: Context, params: SearchParams) -> SearchResult:
         return resp.results
 
     hits, _here, notes = scoped(ctx, params.project, params.limit, ask)
-    results = [HitOut.model_validate({**asdict(s.hit), "project": s.names, "workspace": s.workspace}) for s in hits]
+    results = [_scoped_out(HitOut, s) for s in hits]
     counts["returned"] = len(results)
     if not results and ctx.index.chunk_total() == 0:
         from .system import EMPTY
@@ -155,17 +152,8 @@ class NodeSearchParams(Params):
     project: str | None = Field(None, description=PROJECT_HELP)
 
 
-class NodeOut(BaseModel):
-    path: str
-    name: str | None = None
-    description: str | None = None
-    score: float
-    project: list[str] = []
-    workspace: str = "personal"
-
-
 class NodeSearchResult(ToolResult):
-    nodes: list[NodeOut]
+    nodes: list[NodeOut]  # type: ignore[valid-type]
 
     def text(self) -> str:
         if not self.nodes:
@@ -196,5 +184,4 @@ def node_search(ctx: Context, params: NodeSearchParams) -> NodeSearchResult:
     hits, _here, _notes = scoped(ctx, params.project, params.limit,
                                  lambda c, tier_of: c.index.node_search(params.query, params.limit, tier_of=tier_of),
                                  band=False)
-    return NodeSearchResult(nodes=[NodeOut(**{**asdict(s.hit), "project": s.names, "workspace": s.workspace})
-                                   for s in hits])
+    return NodeSearchResult(nodes=[_scoped_out(NodeOut, s) for s in hits])
