@@ -174,6 +174,64 @@ def test_git_commit_of_exactly_the_changed_paths_and_revert(ws):
     assert log.splitlines()[0].startswith("Revert")
 
 
+def test_undo_of_a_commit_leaves_what_git_revert_leaves(tmp_path):
+    """The undo writes through the note service, yet the work tree and the commit are git revert's: a
+    twin repository reverted by git itself ends the same (files, their bytes, the commit message)."""
+    from reme_cc.workspace import Workspace
+
+    def repo(name: str) -> tuple[Workspace, str]:
+        ws = Workspace(tmp_path / name)
+        git = ["git", "-C", str(ws.root), "-c", "user.name=t", "-c", "user.email=t@t"]
+        subprocess.run(["git", "init", "-q", str(ws.root)], check=True)
+        ws.write_text("digest/wiki/a.md", "a\n")
+        ws.write_text("digest/wiki/gone.md", "bye\n")
+        subprocess.run([*git, "add", "digest"], check=True)
+        subprocess.run([*git, "commit", "-qm", "init"], check=True)
+        rec = gitlog.ChangeRecorder(ws)
+        rec.snapshot(["digest"])
+        ws.write_text("digest/wiki/a.md", "a, refined\n")
+        ws.write_text("digest/wiki/new.md", "fresh\n")
+        ws.resolve("digest/wiki/gone.md").unlink()
+        rec.touched("digest/wiki/a.md", "digest/wiki/new.md", "digest/wiki/gone.md")
+        sha = gitlog.git_commit(ws, [c["path"] for c in rec.changes()], "reme dream test", "run1")
+        gitlog.save_run(ws, "run1", rec, {"commit": sha})
+        return ws, sha
+
+    ours, our_sha = repo("ours")
+    gitlog.undo_last_run(NoteStore(ours))
+    theirs, sha = repo("theirs")
+    subprocess.run(["git", "-C", str(theirs.root), "-c", "user.name=t", "-c", "user.email=t@t", "revert", "--no-edit",
+                    sha], check=True, capture_output=True)
+    assert _tree(ours.root) == _tree(theirs.root)
+
+    def last(ws: Workspace, fmt: str) -> str:
+        return subprocess.run(["git", "-C", str(ws.root), "log", "-1", f"--format={fmt}"], capture_output=True,
+                              text=True, check=True).stdout
+
+    assert last(ours, "%B") == last(theirs, "%B").replace(sha, our_sha)
+    assert last(ours, "%T") == last(theirs, "%T")  # the same tree committed
+    assert subprocess.run(["git", "-C", str(ours.root), "status", "--porcelain"], capture_output=True, text=True).stdout == \
+        subprocess.run(["git", "-C", str(theirs.root), "status", "--porcelain"], capture_output=True, text=True).stdout
+
+
+def test_undo_of_a_commit_is_refused_like_git_revert_while_changes_are_staged(ws):
+    subprocess.run(["git", "init", "-q", str(ws.root)], check=True)
+    ws.write_text("digest/wiki/a.md", "a\n")
+    ws.write_text("staged.md", "the user's work\n")
+    subprocess.run(["git", "-C", str(ws.root), "add", "digest/wiki/a.md"], check=True)
+    subprocess.run(["git", "-C", str(ws.root), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init"],
+                   check=True)
+    rec = gitlog.ChangeRecorder(ws)
+    rec.snapshot(["digest"])
+    ws.write_text("digest/wiki/a.md", "a, refined\n")
+    rec.touched("digest/wiki/a.md")
+    gitlog.save_run(ws, "run1", rec, {"commit": gitlog.git_commit(ws, ["digest/wiki/a.md"], "dream", "run1")})
+    subprocess.run(["git", "-C", str(ws.root), "add", "staged.md"], check=True)
+    with pytest.raises(ConflictError, match="would be overwritten by revert"):
+        gitlog.undo_last_run(NoteStore(ws))
+    assert ws.read_bytes("digest/wiki/a.md") == b"a, refined\n"
+
+
 # ---- lock, no-change dream, trigger ---------------------------------------------------------------------
 def test_second_dream_reports_the_lock(ctx):
     with ctx.workspace.lock("dream", timeout=0):

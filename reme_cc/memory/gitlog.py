@@ -3,9 +3,10 @@
 Every dream run writes a change list ``metadata/dream/<run>.json`` (path, sha256 before/after) plus a
 copy of each file's previous content under ``metadata/dream/<run>/before/``. When the workspace is a
 git repository the run also ends with ONE commit of exactly those paths (the summary is the message,
-with a ``Reme-Dream-Run: <run>`` trailer). ``undo_last_run`` reverts the latest run — by ``git revert``
-when it was committed, from the saved copies otherwise — and refuses when the user changed any of
-those files since.
+with a ``Reme-Dream-Run: <run>`` trailer). ``undo_last_run`` reverts the latest run through the note
+service — when it was committed, to the files as the commit's parent has them, then committed as git
+revert would (``Revert "<subject>"``); from the saved copies otherwise — and refuses when the user
+changed any of those files since.
 """
 
 from __future__ import annotations
@@ -132,6 +133,10 @@ def is_git_repo(ws: Workspace) -> bool:
 def git_commit(ws: Workspace, paths: list[str], message: str, run_id: str) -> str | None:
     """Commit exactly ``paths`` (additions, edits, deletions) with ``message``; the commit sha or
     None when git ignores all of them. Other staged or unstaged work of the user is left alone."""
+    return _commit(ws, paths, f"{message}\n\n{TRAILER}: {run_id}")
+
+
+def _commit(ws: Workspace, paths: list[str], message: str) -> str | None:
     if not paths:
         return None
     ignored = set(_git(ws.root, "check-ignore", "--stdin", check=False, input="\n".join(paths)).stdout.split("\n"))
@@ -139,8 +144,35 @@ def git_commit(ws: Workspace, paths: list[str], message: str, run_id: str) -> st
     if not paths:
         return None
     _git(ws.root, "add", "-A", "--", *paths)
-    _git(ws.root, "commit", "-q", "--no-verify", "-m", f"{message}\n\n{TRAILER}: {run_id}", "--only", "--", *paths)
+    _git(ws.root, "commit", "-q", "--no-verify", "-m", message, "--only", "--", *paths)
     return _git(ws.root, "rev-parse", "HEAD").stdout.strip()
+
+
+def _reverted(ws: Workspace, commit: str) -> dict[str, bytes | None]:
+    """What ``git revert <commit>`` would leave in the work tree: each file the commit changed as its
+    parent has it (None: absent), with git's checkout filters applied. Refused, like git revert,
+    while the user has staged changes."""
+    if _git(ws.root, "diff", "--cached", "--quiet", check=False).returncode != 0:
+        raise ConflictError(f"git revert of dream commit {commit[:10]} failed: your local changes would be "
+                            "overwritten by revert (commit or stash them); revert it by hand")
+    names = _git(ws.root, "diff-tree", "-r", "-z", "--no-renames", "--no-commit-id", "--name-only", "--root", commit)
+    parent = _git(ws.root, "rev-parse", "-q", "--verify", f"{commit}^", check=False).stdout.strip()
+    out: dict[str, bytes | None] = {}
+    for rel in filter(None, names.stdout.split("\0")):
+        blob = f"{parent}:{rel}"
+        there = parent and _git(ws.root, "cat-file", "-e", blob, check=False).returncode == 0
+        out[rel] = _git_bytes(ws.root, "cat-file", "--filters", blob) if there else None
+    return out
+
+
+def _git_bytes(root: Path, *args: str) -> bytes:
+    try:
+        proc = subprocess.run(["git", "-C", str(root), *args], capture_output=True, timeout=60)
+    except FileNotFoundError:
+        raise ReMeError("git is not installed; install git or remove the workspace's .git folder") from None
+    if proc.returncode != 0:
+        raise ReMeError(f"git {args[0]} failed: {proc.stderr.decode(errors='replace').strip()[-200:]}")
+    return proc.stdout
 
 
 # ---- run records --------------------------------------------------------------------------------
@@ -190,19 +222,18 @@ def undo_last_run(notes: NoteStore) -> dict[str, Any]:
             f"refusing to undo dream {run['run']}: {', '.join(edited[:5])} changed since the dream; "
             "undo those edits first or revert by hand"
         )
-    commit = run.get("commit")
+    commit = run.get("commit") if is_git_repo(ws) else None
     with notes.lock():
-        if commit and is_git_repo(ws):
-            proc = _git(ws.root, "revert", "--no-edit", commit, check=False)
-            if proc.returncode != 0:
-                _git(ws.root, "revert", "--abort", check=False)
-                raise ConflictError(f"git revert of dream commit {commit[:10]} failed: "
-                                    f"{(proc.stderr or proc.stdout).strip().splitlines()[-1:]}; revert it by hand")
-            notes.announce([ch["path"] for ch in run["changes"]])
+        if commit:
+            befores = _reverted(ws, commit)
         else:
-            for ch in run["changes"]:
-                before = None if ch["before_sha"] is None else ws.read_bytes(f"{RUNS_DIR}/{run['run']}/before/{ch['path']}")
-                notes.restore(ch["path"], before)
+            befores = {ch["path"]: None if ch["before_sha"] is None
+                       else ws.read_bytes(f"{RUNS_DIR}/{run['run']}/before/{ch['path']}") for ch in run["changes"]}
+        for rel, before in befores.items():
+            notes.restore(rel, before)
+        if commit:
+            subject = _git(ws.root, "log", "-1", "--format=%s", commit).stdout.strip()
+            _commit(ws, list(befores), f'Revert "{subject}"\n\nThis reverts commit {commit}.')
     run["undone"] = _dt.datetime.now().isoformat(timespec="seconds")
     ws.write_text(run_record_path(run["run"]), json.dumps(run, ensure_ascii=False, indent=2))
     return run

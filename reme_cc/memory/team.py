@@ -308,8 +308,11 @@ def share(ctx: Any, node: str, cwd: str | os.PathLike[str], *, move: bool = Fals
     team = team_workspace(folder, ws)  # its derived state, if any, stays out of the repository
     if os.path.lexists(folder / plan.source):
         raise ReMeError(f"{folder / plan.source} already exists in the team memory; edit it there (it merges like any file)")
-    try:  # no symlink in the team folder is followed (Workspace.write_bytes)
-        team.write_text(plan.source, plan.content)
+    from ..notes.store import NoteStore
+
+    try:  # through the team's note service (its lock; no symlink followed). Not its evidence rule: the
+        # node's source links are plain text in the team's copy (they would point into this workspace)
+        NoteStore(team).update(plan.source, lambda _old: plan.content, evidence=False)
     except (ReMeError, OSError) as exc:
         raise ReMeError(f"cannot write {plan.dest}: {exc}; nothing was changed") from None
     if move:

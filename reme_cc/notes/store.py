@@ -166,7 +166,7 @@ class NoteStore:
         """Apply ``change`` (current text or None -> new text, None for "no change") to one note, under
         the notes lock. ``full_write`` asks the evidence rule for a Sources section (a whole new
         text rather than an edit); ``evidence=False`` only for link rewriting (a retargeted link is
-        not a dropped one)."""
+        not a dropped one) and for ``share`` (the team's copy cites no sources in this workspace)."""
         norm = self.content_path(rel)
         with self.lock():
             for _ in range(_RETRIES):
@@ -278,10 +278,6 @@ class NoteStore:
             else:
                 self.ws.write_bytes(norm, data)
             self._changed(norm)
-
-    def announce(self, paths: list[str]) -> list[str]:
-        """Tell the observers about files changed under the notes lock by something else (git revert)."""
-        return self._changed(*paths)
 
     # ---- move and delete --------------------------------------------------------------------------
     def move(self, src: str, dst: str, *, overwrite: bool = False, rewrite: bool = True) -> Moved:
