@@ -19,16 +19,13 @@ from typing import Any, Callable, Iterable, Iterator, Mapping
 
 from ..config import Config
 from ..notes.documents import DOCUMENT_EXTS, MAX_DOCUMENT_BYTES, prune_cache, text_view
+from ..notes.formats import NOTE_EXTS, TEXT_INDEXED_EXTS
 from ..notes.text import has_unsafe
 from ..workspace import own_stat
 from . import keyword
 from .catalog import bump_generation, set_meta, transaction
 
 WALK_LAYERS = ("daily", "digest", "resource", "session")
-TEXT_EXT = {
-    ".md", ".markdown", ".txt", ".text", ".yaml", ".yml", ".json", ".jsonl", ".csv", ".tsv", ".log",
-    ".rst", ".org", ".html", ".htm", ".xml", ".toml", ".ini", ".py", ".js", ".ts", ".sh", ".sql",
-}
 MAX_INDEX_BYTES = 8 * 1024 * 1024  # larger files are catalogued but not chunked
 CONFLICT_KEY = "conflict_markers"  # in files.extra: line numbers of unresolved git conflicts
 HARD_LINK_KEY = "hard_links"  # in files.extra: the link count of a file that has other hard links
@@ -120,7 +117,7 @@ def wants_chunks(path: str, size: int, config: Config) -> bool:
     ext = os.path.splitext(path)[1].lower()
     if ext in DOCUMENT_EXTS:  # indexed through their extracted text view
         return size <= MAX_DOCUMENT_BYTES and path.startswith(("daily/", "digest/", "resource/"))
-    if ext not in TEXT_EXT or size > MAX_INDEX_BYTES:
+    if ext not in TEXT_INDEXED_EXTS or size > MAX_INDEX_BYTES:
         return False
     if path.startswith("session/"):
         return config.index_sessions and ext == ".jsonl"
@@ -221,7 +218,7 @@ def prepare(ws_root: Path, path: str, stat: tuple[int, int], config: Config, met
         data = text_view(metadata or ws_root / "metadata", path, data, out.hash).text.encode("utf-8")
     text = data.decode("utf-8", errors="replace")
     meta: dict[str, Any] = {}
-    is_md = path.lower().endswith((".md", ".markdown"))
+    is_md = path.lower().endswith(NOTE_EXTS)
     conflicts = conflict_lines(text) if is_md else []
     if conflicts:  # half of two versions: listed and reported (status), never searchable content
         return listed_only({CONFLICT_KEY: conflicts})

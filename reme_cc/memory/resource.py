@@ -30,6 +30,7 @@ from typing import Any, Awaitable, Callable
 from ..errors import ReMeError
 from ..index.sync import refused_name
 from ..notes import documents
+from ..notes.formats import RESOURCE_TEXT_EXTS
 from ..notes.frontmatter import parse_note, render_note
 from ..notes.text import looks_binary
 from ..notes.wikilinks import parse_links
@@ -39,7 +40,6 @@ from .context import Context
 from .untrusted import neutralise
 
 PROMPT_TAGS = ("resource", "recent_daily_cards")  # resource_prompt's wrappers: the texts cannot close them
-TEXT_EXTS = {".md", ".markdown", ".txt", ".json", ".jsonl", ".csv", ".yaml", ".yml", ".html", ".htm"}
 MAX_TEXT_BYTES = 2_000_000  # larger files are listed, not interpreted
 PROMPT_CHARS = 30_000  # budget of resource text in the agent's prompt (~10k tokens); longer: an outline
 RECENT_DAYS = 7  # daily cards of this many days before the resource's date tell the agent what the user does
@@ -143,7 +143,7 @@ def classify(ctx: Context, f: Found) -> Resource:
         info = documents.image_info(path)
         why = f"a {info[0]} image, {info[1]}×{info[2]} pixels" if info else "an image file that could not be decoded"
         return Resource(f.path, f.date, f.size, f.mtime_ns, sha, "image", why)
-    if ext not in TEXT_EXTS or looks_binary(head):
+    if ext not in RESOURCE_TEXT_EXTS or looks_binary(head):
         return Resource(f.path, f.date, f.size, f.mtime_ns, sha, "binary", "a binary file")
     if f.size > MAX_TEXT_BYTES:
         return Resource(f.path, f.date, f.size, f.mtime_ns, sha, "oversized",

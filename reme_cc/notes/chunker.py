@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 from typing import Iterable
 
 from ..errors import InvalidInputError
+from .formats import format_of
 from .frontmatter import split_frontmatter
 from .text import closes_fence, fence_opening, split_lines
 from .wikilinks import link_spans
@@ -53,7 +54,6 @@ log = logging.getLogger("reme_cc.index")
 _AST_LIMIT = 1_000_000  # characters of Markdown body parsed with mistletoe
 _TRAILING = 6  # max headings in the trailing skeleton
 _MIN_MAX_CHARS = 80
-_MD_EXT = (".md", ".markdown", ".mdx")
 _MISTLETOE_LOCK = threading.Lock()
 
 
@@ -104,12 +104,13 @@ def chunk_file(
     if b"\x00" in data[:8192]:
         return []  # binary: nothing to index as text
     text = decode_text(data, invalid_encoding_policy)
-    lower = path.lower()
-    if lower.endswith(_MD_EXT + (".docx",)):  # a .docx arrives as its Markdown text view
+    fmt = format_of(path)  # a document arrives as its text view (notes/documents.py)
+    how = fmt.chunker if fmt else "plain"
+    if how == "markdown":
         return _MarkdownChunker(text, max_chars, path).run()
-    if lower.endswith(".pdf"):  # a PDF arrives as its text view (notes/documents.py)
+    if how == "pages":
         return _chunk_pages(text, max_chars)
-    if lower.endswith(".jsonl"):
+    if how == "jsonl":
         return _chunk_jsonl(text, max_chars)
     return _chunk_plain(text, max_chars)
 

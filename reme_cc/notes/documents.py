@@ -32,9 +32,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..bootstrap import TRUSTED_CWD, module_argv
+from .formats import DOCUMENT_EXTS, IMAGE_EXTS, format_of
 
-DOCUMENT_EXTS = (".pdf", ".docx")
-IMAGE_EXTS = (".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp", ".tif", ".tiff")
 MAX_DOCUMENT_BYTES = 64 * 1024 * 1024  # larger files are listed, not extracted
 MAX_TEXT_CHARS = 4_000_000  # extracted text beyond this is cut (with a note in the view)
 TIMEOUT_S = 30.0  # wall clock per extraction
@@ -65,9 +64,10 @@ def is_image(path: str) -> bool:
 def extract(metadata: Path, path: str, data: bytes, sha256: str | None = None) -> Extraction:
     """The extraction of ``data`` (the bytes of ``path``), from the cache in ``metadata`` (the
     workspace's derived-state folder, ``Workspace.metadata``) or a bounded child process."""
-    kind = path.lower().rsplit(".", 1)[-1]
-    if kind not in ("pdf", "docx"):
+    fmt = format_of(path)
+    if fmt is None or not fmt.extracted:
         raise ValueError(f"{path} is not a PDF or .docx")
+    kind = fmt.kind
     sha256 = sha256 or hashlib.sha256(data).hexdigest()
     cache = Path(metadata) / CACHE_DIR / f"{sha256}.json"
     try:

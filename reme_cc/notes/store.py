@@ -32,6 +32,7 @@ from ..errors import ConflictError, InvalidInputError, NotFoundError, PathError,
 from .. import nofollow
 from ..workspace import DIGEST_BUCKETS, Workspace
 from .evidence import check_digest_evidence
+from .formats import NOTE_EXTS
 from .frontmatter import merge_frontmatter, parse_note, replace_body
 from .text import looks_binary
 from .wikilinks import parse_links, rewrite_links
@@ -40,7 +41,7 @@ CONTENT_LAYERS = ("daily", "digest", "resource")
 READABLE_LAYERS = CONTENT_LAYERS + ("session",)  # session/: the conversations, evidence: read, never changed
 # folders that make up the layout: never moved, renamed or deleted through the store
 FIXED_FOLDERS = frozenset(CONTENT_LAYERS) | {f"digest/{b}" for b in DIGEST_BUCKETS}
-MARKDOWN_EXTS = (".md", ".markdown")
+MARKDOWN_EXTS = NOTE_EXTS  # the files a change of links or the evidence rule looks at
 EDIT_MAX_BYTES = 8 * 1024 * 1024  # a read-modify-write loads the whole file
 _RETRIES = 5  # a file changed by hand while we computed a change: compute again this often
 

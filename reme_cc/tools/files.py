@@ -21,6 +21,7 @@ from .. import nofollow
 from ..errors import InvalidInputError, NotFoundError, PathError, ReMeError
 from ..notes.chunker import split_lines
 from ..notes.documents import MAX_DOCUMENT_BYTES, is_document, page_lines, text_view
+from ..notes.formats import PAGED_EXTS
 from ..notes.frontmatter import parse_note
 from ..notes.redact import redact, redact_counts
 from ..notes.store import EDIT_MAX_BYTES, MARKDOWN_EXTS, READABLE_LAYERS
@@ -183,7 +184,7 @@ def _read_document(ctx: Context, norm: str, size: int, params: ReadParams) -> Re
     lines = split_lines(view.text.rstrip("\n"))
     start, end = params.start_line, params.end_line
     if params.pages:
-        if not norm.lower().endswith(".pdf"):
+        if not norm.lower().endswith(PAGED_EXTS):
             raise InvalidInputError(f"pages applies to PDF files; {norm} is read by start_line/end_line")
         m = re.fullmatch(r"\s*(\d+)\s*(?:-\s*(\d+)\s*)?", params.pages)
         if not m:
