@@ -148,13 +148,22 @@ def test_undo_refuses_when_user_edited_since(ws):
     assert ws.read_bytes("digest/wiki/n.md") == b"dreamed, then edited by the user\n"
 
 
-def test_git_commit_of_exactly_the_changed_paths_and_revert(ws):
+def git(ws, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(ws.root), "-c", "user.name=t", "-c", "user.email=t@t", *args],
+                          check=True, capture_output=True, text=True).stdout
+
+
+def git_repo(ws, committed: dict[str, str], other: dict[str, str] | None = None) -> None:
+    """The workspace as a git repository: ``committed`` files in its first commit, ``other`` files not."""
     subprocess.run(["git", "init", "-q", str(ws.root)], check=True)
-    ws.write_text("digest/wiki/a.md", "a\n")
-    ws.write_text("notes-of-user.md", "user work in progress\n")
-    subprocess.run(["git", "-C", str(ws.root), "add", "digest/wiki/a.md"], check=True)
-    subprocess.run(["git", "-C", str(ws.root), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init"],
-                   check=True)
+    for rel, text in {**committed, **(other or {})}.items():
+        ws.write_text(rel, text)
+    git(ws, "add", *committed)
+    git(ws, "commit", "-qm", "init")
+
+
+def test_git_commit_of_exactly_the_changed_paths_and_revert(ws):
+    git_repo(ws, {"digest/wiki/a.md": "a\n"}, {"notes-of-user.md": "user work in progress\n"})
     assert gitlog.is_git_repo(ws)
     before = _tree(ws.root)
     rec = gitlog.ChangeRecorder(ws)
@@ -181,12 +190,7 @@ def test_undo_of_a_commit_leaves_what_git_revert_leaves(tmp_path):
 
     def repo(name: str) -> tuple[Workspace, str]:
         ws = Workspace(tmp_path / name)
-        git = ["git", "-C", str(ws.root), "-c", "user.name=t", "-c", "user.email=t@t"]
-        subprocess.run(["git", "init", "-q", str(ws.root)], check=True)
-        ws.write_text("digest/wiki/a.md", "a\n")
-        ws.write_text("digest/wiki/gone.md", "bye\n")
-        subprocess.run([*git, "add", "digest"], check=True)
-        subprocess.run([*git, "commit", "-qm", "init"], check=True)
+        git_repo(ws, {"digest/wiki/a.md": "a\n", "digest/wiki/gone.md": "bye\n"})
         rec = gitlog.ChangeRecorder(ws)
         rec.snapshot(["digest"])
         ws.write_text("digest/wiki/a.md", "a, refined\n")
@@ -200,33 +204,21 @@ def test_undo_of_a_commit_leaves_what_git_revert_leaves(tmp_path):
     ours, our_sha = repo("ours")
     gitlog.undo_last_run(NoteStore(ours))
     theirs, sha = repo("theirs")
-    subprocess.run(["git", "-C", str(theirs.root), "-c", "user.name=t", "-c", "user.email=t@t", "revert", "--no-edit",
-                    sha], check=True, capture_output=True)
+    git(theirs, "revert", "--no-edit", sha)
     assert _tree(ours.root) == _tree(theirs.root)
-
-    def last(ws: Workspace, fmt: str) -> str:
-        return subprocess.run(["git", "-C", str(ws.root), "log", "-1", f"--format={fmt}"], capture_output=True,
-                              text=True, check=True).stdout
-
-    assert last(ours, "%B") == last(theirs, "%B").replace(sha, our_sha)
-    assert last(ours, "%T") == last(theirs, "%T")  # the same tree committed
-    assert subprocess.run(["git", "-C", str(ours.root), "status", "--porcelain"], capture_output=True, text=True).stdout == \
-        subprocess.run(["git", "-C", str(theirs.root), "status", "--porcelain"], capture_output=True, text=True).stdout
+    assert git(ours, "log", "-1", "--format=%B") == git(theirs, "log", "-1", "--format=%B").replace(sha, our_sha)
+    assert git(ours, "log", "-1", "--format=%T") == git(theirs, "log", "-1", "--format=%T")  # the same tree committed
+    assert git(ours, "status", "--porcelain") == git(theirs, "status", "--porcelain")
 
 
 def test_undo_of_a_commit_is_refused_like_git_revert_while_changes_are_staged(ws):
-    subprocess.run(["git", "init", "-q", str(ws.root)], check=True)
-    ws.write_text("digest/wiki/a.md", "a\n")
-    ws.write_text("staged.md", "the user's work\n")
-    subprocess.run(["git", "-C", str(ws.root), "add", "digest/wiki/a.md"], check=True)
-    subprocess.run(["git", "-C", str(ws.root), "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "init"],
-                   check=True)
+    git_repo(ws, {"digest/wiki/a.md": "a\n"}, {"staged.md": "the user's work\n"})
     rec = gitlog.ChangeRecorder(ws)
     rec.snapshot(["digest"])
     ws.write_text("digest/wiki/a.md", "a, refined\n")
     rec.touched("digest/wiki/a.md")
     gitlog.save_run(ws, "run1", rec, {"commit": gitlog.git_commit(ws, ["digest/wiki/a.md"], "dream", "run1")})
-    subprocess.run(["git", "-C", str(ws.root), "add", "staged.md"], check=True)
+    git(ws, "add", "staged.md")
     with pytest.raises(ConflictError, match="would be overwritten by revert"):
         gitlog.undo_last_run(NoteStore(ws))
     assert ws.read_bytes("digest/wiki/a.md") == b"a, refined\n"
