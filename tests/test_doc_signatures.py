@@ -15,9 +15,8 @@ from pathlib import Path
 import pytest
 
 DOC = Path(__file__).resolve().parent.parent / "docs/ARCHITECTURE.md"
-# the package a section's blocks name things in; None: not checked yet (the Index block follows the split
-# of index/core.py, issue 23 item 1, and is checked once that lands)
-SECTION_PACKAGE = {"notes": "reme_cc.notes", "index": None, "projects": "reme_cc", "memory agents": "reme_cc.agent"}
+# the package a section's blocks name things in; None: not checked
+SECTION_PACKAGE = {"notes": "reme_cc.notes", "index": "reme_cc.index", "projects": "reme_cc", "memory agents": "reme_cc.agent"}
 
 
 def blocks() -> list[tuple[str, str, int]]:

@@ -116,7 +116,7 @@ def test_secrets_in_a_pdf_never_reach_the_index_read_or_the_agent(ctx):
     rel = "resource/2026-06-20/keys.pdf"
     make.report_pdf(ws.root / rel, pages=2, secret_on=2)
     ctx.index.sync()
-    rows = ctx.index._conn.execute("SELECT text FROM chunks WHERE path=?", (rel,)).fetchall()
+    rows = ctx.index.db.conn.execute("SELECT text FROM chunks WHERE path=?", (rel,)).fetchall()
     assert rows and not any(make.SECRET[:30] in r[0] for r in rows)
     assert any("[REDACTED" in r[0] for r in rows)
     assert make.SECRET[:30] not in call(ctx, "read", path=rel).content
@@ -151,7 +151,7 @@ def test_unreadable_documents_are_listed_with_the_reason_never_sent_to_a_model(c
     card = parse_note(ws.read_bytes(report.created[0]).decode())
     assert card.meta["source_resource"] == f"[[{rel}]]" and reason in card.meta["description"]
     ctx.index.sync()  # catalogued, no chunks, no error
-    assert ctx.index._conn.execute("SELECT count(*) FROM chunks WHERE path=?", (rel,)).fetchone()[0] == 0
+    assert ctx.index.db.conn.execute("SELECT count(*) FROM chunks WHERE path=?", (rel,)).fetchone()[0] == 0
     with pytest.raises(Exception, match=reason):
         call(ctx, "read", path=rel)
     assert f"= {rel}: " in report.text()

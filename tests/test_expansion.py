@@ -28,15 +28,15 @@ def test_expansion_costs_the_same_queries_for_one_hit_or_ten(ws, idx):
         ws.write_text(f"digest/wiki/n{i}.md", f"# N{i}\nmarmot {i}\n\nrel:: [[digest/wiki/n{(i + 1) % 10}.md]] [[missing-{i}]]\n")
     idx.sync()
     statements: list[str] = []
-    idx._conn.set_trace_callback(statements.append)
+    idx.db.conn.set_trace_callback(statements.append)
     try:
-        one = neighbors(idx._conn, ["digest/wiki/n0.md"])
+        one = neighbors(idx.db.conn, ["digest/wiki/n0.md"])
         n_one = len(statements)
         statements.clear()
-        many = neighbors(idx._conn, [f"digest/wiki/n{i}.md" for i in range(10)])
+        many = neighbors(idx.db.conn, [f"digest/wiki/n{i}.md" for i in range(10)])
         n_many = len(statements)
     finally:
-        idx._conn.set_trace_callback(None)
+        idx.db.conn.set_trace_callback(None)
     queries = [q for q in statements if q.startswith("SELECT")]
     assert n_one == n_many == 5 and len(queries) == 3  # outlinks, inlinks, the neighbors' names, in one snapshot
     assert many["digest/wiki/n0.md"] == one["digest/wiki/n0.md"]
@@ -86,39 +86,39 @@ def test_batched_expansion_and_rows_equal_one_hit_at_a_time(ws, idx):
     for i in range(4):
         ws.write_text(f"daily/2026-06-2{i}/card.md", note(f"card{i}", f"cites:: [[digest/wiki/leaf{i}.md]] [[hub]]"))
     idx.sync()
-    paths = [r[0] for r in idx._conn.execute("SELECT path FROM files ORDER BY path")]
+    paths = [r[0] for r in idx.db.conn.execute("SELECT path FROM files ORDER BY path")]
     assert len(paths) > 15
-    batch = neighbors(idx._conn, paths + paths[:3])
-    graph = Adjacency.of(idx._conn)  # every link, as the in-memory graph holds them
+    batch = neighbors(idx.db.conn, paths + paths[:3])
+    graph = Adjacency.of(idx.db.conn)  # every link, as the in-memory graph holds them
     assert set(batch) == set(paths)
     for p in paths:
-        assert batch[p] == graph.expansion(p) == _neighbors_one_by_one(idx._conn, p), p
+        assert batch[p] == graph.expansion(p) == _neighbors_one_by_one(idx.db.conn, p), p
     hub = batch["digest/wiki/hub.md"]
     assert hub[1] > EXPANSION_CAP and hub[3] > EXPANSION_CAP and len(hub[0]) == len(hub[2]) == EXPANSION_CAP
     assert ("nowhere", None, None, False) in [(n.path, n.name, n.description, n.exists)
                                               for n in batch["digest/wiki/leaf1.md"][0]]
     assert [(n.path, n.name) for n in batch["digest/wiki/leaf1.md"][2]][:1] == [("daily/2026-06-21/card.md", "card1")]
 
-    ids = [r[0] for r in idx._conn.execute("SELECT id FROM chunks ORDER BY path DESC, id")]
+    ids = [r[0] for r in idx.db.conn.execute("SELECT id FROM chunks ORDER BY path DESC, id")]
     ranked = [(cid, (1.0 / (i + 1), 0.25 / (i + 1), 0.75 / (i + 1))) for i, cid in enumerate(ids + [10 ** 9])]
     idx.warm_links()
-    assert idx._links.wait_ready(30)
+    assert idx.links.wait_ready(30)
     statements: list[str] = []
-    idx._conn.set_trace_callback(statements.append)
+    idx.db.conn.set_trace_callback(statements.append)
     try:
         hits = idx.load_hits(ranked)
     finally:
-        idx._conn.set_trace_callback(None)
+        idx.db.conn.set_trace_callback(None)
     assert len(statements) == 2  # rows (with projects), and the database's version the link graph holds for
     want = []
     for cid, (score, v, w) in ranked:
-        row = idx._conn.execute("SELECT path, start_line, end_line, text FROM chunks WHERE id = ?", (cid,)).fetchone()
+        row = idx.db.conn.execute("SELECT path, start_line, end_line, text FROM chunks WHERE id = ?", (cid,)).fetchone()
         if row is None:  # removed meanwhile: skipped
             continue
-        extra = idx._conn.execute("SELECT extra FROM files WHERE path = ?", (row[0],)).fetchone()[0]
+        extra = idx.db.conn.execute("SELECT extra FROM files WHERE path = ?", (row[0],)).fetchone()[0]
         h = Hit(row[0], row[1], row[2], round(score, 6), round(v, 6), round(w, 6), row[3],
                 project=json.loads(extra or "{}").get("project"))
-        h.outlinks, h.outlinks_total, h.inlinks, h.inlinks_total = _neighbors_one_by_one(idx._conn, row[0])
+        h.outlinks, h.outlinks_total, h.inlinks, h.inlinks_total = _neighbors_one_by_one(idx.db.conn, row[0])
         want.append(h)
     assert hits == want and len(hits) == len(ids)
     assert {json.dumps(h.project) for h in hits} == {'"app"', '["app", "web"]', "null"}
@@ -136,8 +136,8 @@ def test_the_link_graph_never_shows_a_stale_link(ws, idx, monkeypatch):
     ws.write_text("digest/wiki/c.md", "# C\nwombat c\n")
     idx.sync()
     idx.warm_links()
-    assert idx._links.wait_ready(30)
-    built = idx._links._state[0]
+    assert idx.links.wait_ready(30)
+    built = idx.links._state[0]
     assert _links_shown(idx, "wombat")["digest/wiki/b.md"] == ([], ["digest/wiki/a.md"])
 
     other = Index(ws, Config.load(ws.root), background_embedding=False)  # another window writes
@@ -146,17 +146,17 @@ def test_the_link_graph_never_shows_a_stale_link(ws, idx, monkeypatch):
         other.sync()
     finally:
         other.close()
-    idx._last_sync = time.monotonic()  # no walk of this process: the change is another's
+    idx.writer.last_sync = time.monotonic()  # no walk of this process: the change is another's
     shown = _links_shown(idx, "wombat")  # the first search to see the change: no rebuild before it settles
     assert shown["digest/wiki/b.md"] == ([], ["digest/wiki/a.md", "digest/wiki/c.md"])
     assert shown["digest/wiki/c.md"] == (["digest/wiki/b.md"], [])
-    idx._links.wait_ready(30)
-    assert idx._links._state[0] == built  # still the old graph, never used
+    idx.links.wait_ready(30)
+    assert idx.links._state[0] == built  # still the old graph, never used
 
     monkeypatch.setattr(LinkGraph, "SETTLE_S", 0.0)
-    idx._links._not_before = 0.0
+    idx.links._not_before = 0.0
     idx.search("wombat")  # stale and settled: starts the rebuild
-    assert idx._links.wait_ready(30) and idx._links._state[0] == idx.read(catalog.version)
+    assert idx.links.wait_ready(30) and idx.links._state[0] == idx.read(catalog.version)
     assert _links_shown(idx, "wombat") == shown
 
 
@@ -167,18 +167,18 @@ def test_the_graph_waits_for_a_bulk_import_to_settle(ws, idx, monkeypatch):
     ws.write_text("digest/wiki/b.md", "# B\nmarten b\n")
     idx.sync()
     idx.warm_links()
-    assert idx._links.wait_ready(30)
+    assert idx.links.wait_ready(30)
     builds = []
     monkeypatch.setattr(LinkGraph, "_build", lambda self: builds.append(1))
-    idx._links._not_before = 0.0
+    idx.links._not_before = 0.0
     for i in range(3):  # a write between every two searches
         ws.write_text(f"digest/wiki/c{i}.md", f"# C{i}\nmarten c{i}\n\n[[digest/wiki/b.md]]\n")
         idx.sync()
         assert f"digest/wiki/c{i}.md" in _links_shown(idx, "marten")["digest/wiki/b.md"][1]
     assert builds == []
-    idx._links._moved = (idx._links._moved[0], time.monotonic() - LinkGraph.SETTLE_S)  # a second without a write
+    idx.links._moved = (idx.links._moved[0], time.monotonic() - LinkGraph.SETTLE_S)  # a second without a write
     idx.search("marten")
-    idx._links.wait_ready(30)
+    idx.links.wait_ready(30)
     assert builds == [1]
 
 
@@ -188,15 +188,15 @@ def test_a_graph_past_its_size_limit_is_not_kept(ws, idx, monkeypatch):
     idx.sync()
     monkeypatch.setattr(LinkGraph, "MAX_LINKS", 5)
     idx.warm_links()
-    idx._links.wait_ready(30)
-    build = idx._links.last_build
-    assert not idx._links.ready and build["links"] == 6
+    idx.links.wait_ready(30)
+    build = idx.links.last_build
+    assert not idx.links.ready and build["links"] == 6
     assert "links from the database (6 links: too many to keep)" in StatusResult(status=idx.status()).text()
-    idx._links._not_before = 0.0
+    idx.links._not_before = 0.0
     shown = _links_shown(idx, "ferret")
     assert shown["digest/wiki/n0.md"] == (["digest/wiki/n1.md"], ["digest/wiki/n5.md"])
-    idx._links.wait_ready(30)
-    assert idx._links.last_build is build  # the database's version has not moved: no rebuild per search
+    idx.links.wait_ready(30)
+    assert idx.links.last_build is build  # the database's version has not moved: no rebuild per search
 
 
 def test_an_idle_window_lets_go_of_the_graph(ws, idx):
@@ -204,11 +204,11 @@ def test_an_idle_window_lets_go_of_the_graph(ws, idx):
     ws.write_text("digest/wiki/b.md", "# B\nbadger b\n")
     idx.sync()
     idx.warm_links()
-    assert idx._links.wait_ready(30)
+    assert idx.links.wait_ready(30)
     assert idx.status()["link_graph"]["ready"]
     assert "link graph in memory (1 link)" in StatusResult(status=idx.status()).text()  # what `status` says
     assert idx.release_idle(idle=0.0)
-    assert not idx._links.ready
+    assert not idx.links.ready
     assert "links from the database (graph not built)" in StatusResult(status=idx.status()).text()
     assert _links_shown(idx, "badger")["digest/wiki/b.md"] == ([], ["digest/wiki/a.md"])  # the database answers
 
@@ -220,7 +220,7 @@ def test_a_one_shot_process_asks_the_database(ws, idx):
     ws.write_text("digest/wiki/b.md", "# B\nstoat b\n")
     idx.sync()
     assert _links_shown(idx, "stoat")["digest/wiki/b.md"] == ([], ["digest/wiki/a.md"])
-    assert idx._links._thread is None and not idx._links.ready
+    assert idx.links._thread is None and not idx.links.ready
 
 
 def test_the_database_expansion_reads_one_snapshot(ws, idx):
@@ -239,11 +239,11 @@ def test_the_database_expansion_reads_one_snapshot(ws, idx):
             removed.append(sql)
             other.execute("DELETE FROM files WHERE path = 'digest/wiki/b.md'")
 
-    idx._conn.set_trace_callback(remove_b_before_the_names)
+    idx.db.conn.set_trace_callback(remove_b_before_the_names)
     try:
-        got = neighbors(idx._conn, ["digest/wiki/a.md", "digest/wiki/b.md"])
+        got = neighbors(idx.db.conn, ["digest/wiki/a.md", "digest/wiki/b.md"])
     finally:
-        idx._conn.set_trace_callback(None)
+        idx.db.conn.set_trace_callback(None)
         other.close()
     assert removed
     assert [n.path for n in got["digest/wiki/a.md"][0]] == ["digest/wiki/b.md"]

@@ -37,7 +37,7 @@ def test_hand_edits_reach_search_without_any_walk(ws, watched, monkeypatch):
             raise AssertionError("a query walked the workspace although notifications are on")
         return walk(root, folders)
 
-    monkeypatch.setattr("reme_cc.index.core.walk", no_walk)
+    monkeypatch.setattr("reme_cc.index.writer.walk", no_walk)
     (ws.root / "digest" / "wiki" / "b.md").write_text("# B\nzebrafish here\n", encoding="utf-8")
     assert until(lambda: _paths(watched, "zebrafish")) == ["digest/wiki/b.md"]
     (ws.root / "digest" / "wiki" / "b.md").write_text("# B\nnow about quokkas\n", encoding="utf-8")
@@ -73,14 +73,14 @@ def test_queries_do_not_walk_while_the_watcher_takes_its_first_walk(ws, monkeypa
         return sync_mod.walk(root)
 
     try:
-        monkeypatch.setattr("reme_cc.index.core.walk", query_walk)
-        index._watcher = watch_mod.Watcher(ws.root, sync_mod.WALK_LAYERS, lambda m: None, watcher_walk)
-        index._watcher.start()
+        monkeypatch.setattr("reme_cc.index.writer.walk", query_walk)
+        index.writer.watcher = watch_mod.Watcher(ws.root, sync_mod.WALK_LAYERS, lambda m: None, watcher_walk)
+        index.writer.watcher.start()
         # a query before this process ever synced (the server's first search may come before the
         # warm-up's sync step) walks: else it would search whatever the index held when it last ran
         assert _paths(index, "alpha") == ["digest/wiki/a.md"] and walks == ["MainThread"]
         walks.clear()
-        index._last_sync -= 5  # long enough ago that a walking query would walk
+        index.writer.last_sync -= 5  # long enough ago that a walking query would walk
         (ws.root / "digest" / "wiki" / "b.md").write_text("# B\nzebrafish here\n", encoding="utf-8")
         assert _paths(index, "alpha") == ["digest/wiki/a.md"] and walks == []
         release.set()
@@ -107,7 +107,7 @@ def test_watch_limit_falls_back_to_the_walk_and_says_so(ws, monkeypatch):
         assert "freshness: stat walk before queries" in text and "max_user_watches" in text
         assert "file notifications off" in (ws.logs / "index.log").read_text()
         ws.write_text("digest/wiki/a.md", "# A\nwombat\n")
-        index._last_sync = 0.0
+        index.writer.last_sync = 0.0
         assert _paths(index, "wombat") == ["digest/wiki/a.md"]  # the walk keeps search correct
     finally:
         index.close()
@@ -124,7 +124,7 @@ def test_a_burst_beyond_the_notification_budget_is_found_by_one_walk(ws, watched
 
 
 def test_a_large_burst_is_indexed_in_the_background_and_ends_equal_to_a_reindex(ws, watched, monkeypatch):
-    import reme_cc.index.core as index_mod
+    import reme_cc.index.writer as index_mod
 
     monkeypatch.setattr(index_mod, "INLINE_FILES", 20)
     watched.search("alpha")
@@ -132,24 +132,24 @@ def test_a_large_burst_is_indexed_in_the_background_and_ends_equal_to_a_reindex(
         (ws.root / "daily" / f"b-{i}.md").write_text(f"# {i}\nbadger {i}\n", encoding="utf-8")
     assert until(lambda: len(watched.search("badger", limit=100).results) == 100, timeout=120)
     assert "background" in (ws.logs / "index.log").read_text()
-    ours = {r[0]: r[1] for r in watched._run(lambda c: c.execute("SELECT path, hash FROM files").fetchall())}
+    ours = {r[0]: r[1] for r in watched.read(lambda c: c.execute("SELECT path, hash FROM files").fetchall())}
     fresh = Index(ws, Config.load(ws.root), background_embedding=False)
     try:
         fresh.reindex()
-        theirs = {r[0]: r[1] for r in fresh._run(lambda c: c.execute("SELECT path, hash FROM files").fetchall())}
+        theirs = {r[0]: r[1] for r in fresh.read(lambda c: c.execute("SELECT path, hash FROM files").fetchall())}
     finally:
         fresh.close()
     assert ours == theirs and len(ours) == 121
 
 
 def test_status_says_while_a_burst_is_indexed_in_the_background(ws, watched, monkeypatch):
-    import reme_cc.index.core as index_mod
+    import reme_cc.index.writer as index_mod
 
     monkeypatch.setattr(index_mod, "INLINE_FILES", 20)
     watched.search("alpha")
     other = Index(ws, Config.load(ws.root), background_embedding=False)
     try:
-        with other._writer:  # another process is writing: the burst's indexer waits for the lock
+        with other.db.writer:  # another process is writing: the burst's indexer waits for the lock
             for i in range(40):
                 (ws.root / "daily" / f"c-{i}.md").write_text(f"# {i}\nmarmot {i}\n", encoding="utf-8")
             watched.update_paths([f"daily/c-{i}.md" for i in range(40)])  # one batch of 40 (> INLINE_FILES)

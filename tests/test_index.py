@@ -23,7 +23,7 @@ PY = sys.executable
 
 
 def counts(index: Index) -> dict:
-    return index._run(lambda c: {
+    return index.read(lambda c: {
         "files": c.execute("SELECT COUNT(*) FROM files").fetchone()[0],
         "chunks": c.execute("SELECT COUNT(*) FROM chunks").fetchone()[0],
         "fts": c.execute("SELECT COUNT(*) FROM chunks_fts").fetchone()[0],
@@ -76,7 +76,7 @@ def test_update_paths_is_immediate_and_handles_folders(ws, idx):
     ws.write_text("digest/wiki/x/one.md", "# One\nkumquat")
     ws.write_text("digest/wiki/x/two.md", "# Two\nkumquat two")
     idx.update_paths(["digest/wiki/x/one.md", "digest/wiki/x/two.md"])
-    idx._last_sync = time.monotonic() + 100  # prove no walk is needed
+    idx.writer.last_sync = time.monotonic() + 100  # prove no walk is needed
     assert {h.path for h in idx.search("kumquat").results} == {"digest/wiki/x/one.md", "digest/wiki/x/two.md"}
     os.rename(ws.root / "digest/wiki/x", ws.root / "digest/wiki/y")
     idx.update_paths(["digest/wiki/x", "digest/wiki/y"])
@@ -288,7 +288,7 @@ def test_old_schema_is_rebuilt_with_log(ws):
     ws.write_text("digest/wiki/a.md", "# A\nquokka")
     index = Index(ws, Config.load(ws.root))
     index.sync()
-    index._run(lambda c: c.execute("UPDATE meta SET value='1' WHERE key='schema_version'"))
+    index.db.run(lambda c: c.execute("UPDATE meta SET value='1' WHERE key='schema_version'"))
     index.close()
     index = Index(ws, Config.load(ws.root))
     try:
@@ -346,7 +346,7 @@ def test_two_processes_write_concurrently(ws, tmp_path):
     assert [p.wait(timeout=120) for p in procs] == [0, 0]
     index = Index(ws, Config.load(ws.root))
     try:
-        index._last_sync = time.monotonic() + 100  # what the writers committed, no fresh walk
+        index.writer.last_sync = time.monotonic() + 100  # what the writers committed, no fresh walk
         c = counts(index)
         assert c["files"] == 50 and c["chunks"] == c["fts"] == 50 and c["orphans"] == 0
         assert index.status()["links"] == 50 and index.status()["dangling_links"] == 0
@@ -384,7 +384,7 @@ def test_kill_9_mid_write_then_recovery(ws, tmp_path):
         index.sync()
         c = counts(index)
         assert c["files"] == 400 and c["chunks"] == c["fts"] >= 400 and c["orphans"] == 0
-        ok = index._run(lambda conn: conn.execute("PRAGMA integrity_check").fetchone()[0])
+        ok = index.read(lambda conn: conn.execute("PRAGMA integrity_check").fetchone()[0])
         assert ok == "ok"
         assert len(index.search("badger", limit=100).results) == 100
     finally:

@@ -92,11 +92,11 @@ def test_freshness_walk_is_cheap_when_nothing_changed(ws):
         idx.sync()
         idx.sync()
         reads = []
-        idx._conn.set_trace_callback(reads.append)
+        idx.db.conn.set_trace_callback(reads.append)
         try:
             idx.sync()
         finally:
-            idx._conn.set_trace_callback(None)
+            idx.db.conn.set_trace_callback(None)
         assert not any("FROM files" in sql for sql in reads), reads
     finally:
         idx.close()
@@ -114,11 +114,11 @@ def test_a_file_kept_out_of_search_is_not_written_again_by_every_walk(ws, tmp_pa
     idx = _bm25(ws)
     try:
         idx.sync()
-        gen = idx._generation()
+        gen = idx.db.generation()
         for _ in range(3):
             rep = idx.sync()
             assert not rep.touched, rep
-        assert idx._generation() == gen
+        assert idx.db.generation() == gen
         assert idx.search("quokka").results == []
         # the other link goes: the same bytes, size and mtime, now the workspace's own file
         outside.unlink()

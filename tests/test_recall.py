@@ -287,18 +287,18 @@ def test_the_note_term_reads_its_vector_ranks_with_the_share_of_notes_embedded(w
         q = "staging rollout checklist"
         rec = index.recall(q, 25, notes=True)
         assert rec.coverage == pytest.approx(5 / 30) and rec.note_coverage == pytest.approx(4 / 6)
-        assert index.read(lambda c: index._bm25.note_share(c, np.zeros(0, np.int64))) == 0.0  # that was from memory
+        assert index.read(lambda c: index.keywords.bm25.note_share(c, np.zeros(0, np.int64))) == 0.0  # that was from memory
         # the default rule reads the best vector note's rank 1 with it: 0.5/(60 + 1/(4/6)), not 0.5/(60 + 1/(5/30))
         top = rec.vector[0][0]
         fused = search.fuse(rec, search.FUSIONS["notes"])
         assert fused[top][1] == pytest.approx(0.5 / (60 + 30 / 5) + 0.5 / (60 + 6 / 4))
-        monkeypatch.setattr(index._bm25, "note_share", lambda conn, ids: None)  # the keyword index not in
+        monkeypatch.setattr(index.keywords.bm25, "note_share", lambda conn, ids: None)  # the keyword index not in
         assert index.recall(q, 25, notes=True).note_coverage == pytest.approx(4 / 6)
         monkeypatch.undo()
         (ws.root / notes[5]).unlink()
         index.sync()
         assert index.recall(q, 25, notes=True).note_coverage == pytest.approx(4 / 5)
-        monkeypatch.setattr(index._bm25, "note_share", lambda conn, ids: None)
+        monkeypatch.setattr(index.keywords.bm25, "note_share", lambda conn, ids: None)
         assert index.recall(q, 25, notes=True).note_coverage == pytest.approx(4 / 5)
     finally:
         index.close()

@@ -80,7 +80,7 @@ def test_a_link_indexed_while_another_process_deletes_its_target(ws):
     try:
         a.sync()
         ws.write_text(z, f"See [[{x}]].\n")
-        real = b._writer
+        real = b.db.writer
 
         class DeleteFirst:  # A's whole delete happens while B waits for the writer lock
             def __enter__(self) -> None:
@@ -91,9 +91,9 @@ def test_a_link_indexed_while_another_process_deletes_its_target(ws):
             def __exit__(self, *exc: object) -> None:
                 return real.__exit__(*exc)
 
-        b._writer = DeleteFirst()
+        b.db.writer = DeleteFirst()
         b.update_paths([z])
-        b._writer = real
+        b.db.writer = real
         (link,) = b.outbound_links(z)
         assert (link.resolved_path, link.how) == (None, "missing")
     finally:
@@ -114,7 +114,7 @@ def test_a_sync_while_another_process_deletes_a_link_target(ws):
         a.sync()
         b.sync()
         ws.write_text(z, f"See [[{x}]].\n")
-        real = b._writer
+        real = b.db.writer
 
         class DeleteFirst:
             def __enter__(self) -> None:
@@ -125,9 +125,9 @@ def test_a_sync_while_another_process_deletes_a_link_target(ws):
             def __exit__(self, *exc: object) -> None:
                 return real.__exit__(*exc)
 
-        b._writer = DeleteFirst()
+        b.db.writer = DeleteFirst()
         b.sync(force=True)
-        b._writer = real
+        b.db.writer = real
         (link,) = b.outbound_links(z)
         assert (link.resolved_path, link.how) == (None, "missing")
     finally:

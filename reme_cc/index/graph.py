@@ -14,7 +14,7 @@ from .catalog import rows_in
 from .bm25 import trim_heap
 
 if TYPE_CHECKING:  # pragma: no cover
-    from . import Graph, Neighbor
+    from .records import Graph, LinkRecord, Neighbor
 
 EXPANSION_CAP = 10
 
@@ -80,7 +80,7 @@ class Adjacency:
     def _freeze(self, conn: sqlite3.Connection) -> None:
         """Rowids into paths, and each path's neighbors into a tuple of (immutable) Neighbors, each one
         made once however many notes link to or from it (12k for 51k links)."""
-        from . import Neighbor
+        from .records import Neighbor
 
         ids = set(self.out) | set(self.inn)
         ids.update(k for d in self.out.values() for k in d if isinstance(k, int))
@@ -217,7 +217,7 @@ class LinkGraph:
 def traverse(conn: sqlite3.Connection, seeds: list[str], depth: int, direction: str) -> "Graph":
     """Breadth-first over resolved wikilinks from ``seeds`` up to ``depth`` hops."""
     from ..notes.wikilinks import build_stems, resolve_target
-    from . import Graph, GraphEdge, GraphNode
+    from .records import Graph, GraphEdge, GraphNode
 
     if direction not in ("in", "out", "both"):
         raise InvalidInputError(f"traverse: direction must be in, out or both (got {direction!r})")
@@ -264,3 +264,30 @@ def traverse(conn: sqlite3.Connection, seeds: list[str], depth: int, direction: 
     names = _names(conn, list(depth_of))
     nodes = [GraphNode(p, *names.get(p, (None, None)), p in known, d) for p, d in depth_of.items()]
     return Graph(nodes, sorted(edges.values(), key=lambda e: (e.source, e.line, e.target)))
+
+
+def inbound_links(conn: sqlite3.Connection, target: str, prefix: bool = False) -> list["LinkRecord"]:
+    """Links resolving to ``target`` (or, with prefix=True, to anything under the folder ``target/``),
+    plus dangling links written literally as that path."""
+    from .keyword import like_prefix
+
+    if prefix:
+        pat = like_prefix(target)
+        rows = conn.execute(
+            "SELECT * FROM links WHERE resolved_path LIKE ? ESCAPE '\\' OR (resolved_path IS NULL AND target LIKE ? ESCAPE '\\') "
+            "ORDER BY source, line", (pat, pat)).fetchall()
+    else:
+        rows = conn.execute(
+            "SELECT * FROM links WHERE resolved_path = ? OR (resolved_path IS NULL AND target = ?) ORDER BY source, line",
+            (target, target)).fetchall()
+    return [_link(r) for r in rows]
+
+
+def outbound_links(conn: sqlite3.Connection, source: str) -> list["LinkRecord"]:
+    return [_link(r) for r in conn.execute("SELECT * FROM links WHERE source = ? ORDER BY line", (source,))]
+
+
+def _link(r: tuple) -> "LinkRecord":
+    from .records import LinkRecord
+
+    return LinkRecord(r[0], r[1], r[2], r[3], r[4], bool(r[5]), r[6], r[7] or 0, r[8] or "")

@@ -1,0 +1,82 @@
+"""Recall: both halves for one query, gathered into one ``Recall`` with everything fusion reads."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from typing import Any
+
+from . import keyword
+from .database import Database
+from .keyword_half import Hits, KeywordHalf
+from .records import Recall
+from .vector_half import VectorHalf
+
+
+def recall(db: Database, keywords: KeywordHalf, vectors: VectorHalf, query: str, k: int, start: str | None = None,
+           end: str | None = None, modes: tuple[str, ...] = ("vector", "keyword"), folder: str | None = None,
+           notes: bool = False, rare: int = 0) -> Recall:
+    """BM25 top-k in this thread while the query is embedded in another, then vector top-k (date range
+    and folder applied to both); with ``notes`` also the top-k notes by whole-note BM25 (read in the
+    same transaction as the chunks) and the candidates' notes; with ``rare`` the query terms in at
+    most that many chunks. Embedding failures leave the vector half empty with a warning;
+    ``coverage`` is the share of chunks that have a vector now."""
+    out = Recall(keyword_searched="keyword" in modes)
+    store = vectors.store if "vector" in modes else None
+    qvec: dict[str, Any] = {}
+    worker = None
+    if store is not None:
+        vectors.refresh()
+        if store.count:
+            def embed() -> None:
+                try:
+                    qvec["v"] = vectors.embedder("query").query(query)
+                except Exception as exc:  # noqa: BLE001 - vectors are optional: fall back to BM25
+                    qvec["error"] = str(exc)
+
+            worker = threading.Thread(target=embed, daemon=True)
+            worker.start()
+
+    def keyword_and_filter(conn: sqlite3.Connection) -> tuple[Hits, list[int] | None, int]:
+        kw: Hits = []
+        if "keyword" in modes:
+            kw = keywords.chunks(conn, query, k, start, end, folder)
+            if notes:
+                out.notes = keywords.notes(conn, query, k, start, end, folder)
+        allowed = None
+        if worker is not None and (start or end or folder):
+            sql, args = "SELECT c.id FROM chunks c", []
+            if start or end:
+                sql += " JOIN files f ON f.path = c.path WHERE f.date BETWEEN ? AND ?"
+                args += [start or "0000-00-00", end or "9999-99-99"]
+            if folder:
+                sql += (" AND" if args else " WHERE") + " c.path LIKE ? ESCAPE '\\'"
+                args.append(keyword.like_prefix(folder))
+            allowed = [r[0] for r in conn.execute(sql, args)]
+        return kw, allowed, keywords.chunk_total(conn) if store is not None else 0  # the coverage's denominator
+
+    out.keyword, allowed, total = db.run(keyword_and_filter)
+    if worker is not None:
+        worker.join()
+    if "error" in qvec:
+        out.warnings.append(f"vector search unavailable ({qvec['error']}); keyword results only")
+    elif store is not None and vectors.model_id:
+        # one snapshot: vectors that arrive meanwhile (another thread's refresh) must not make a
+        # keyword hit count as embedded when the vector search could not find it (it would lose
+        # its stand-in vector rank), nor change the coverage the ranks are read with
+        with db.lock:
+            if "v" in qvec:
+                out.vector = store.search(qvec["v"], k, allowed)
+            count = store.count
+            ids = store.ids() if notes and count < total else None
+            have = frozenset([c for c, _ in out.keyword if c in store] + [c for c, _ in out.vector])
+        out.coverage = min(1.0, count / total) if total else 1.0
+        out.embedded = have.__contains__
+        if notes:  # notes with a vector in some chunk (a long note is embedded in part long before all of it)
+            out.note_coverage = 1.0 if out.coverage >= 1.0 else keywords.note_share(ids)
+    if rare and out.keyword and out.vector:
+        out.rare_terms = db.run(lambda conn: keyword.rare_terms(conn, query, rare))
+    if notes and (out.keyword or out.vector):
+        out.paths = keywords.chunk_paths(list(dict.fromkeys([c for c, _ in out.vector] + [c for c, _ in out.keyword])))
+        out.chunks = db.run(keywords.chunk_total)
+    return out
