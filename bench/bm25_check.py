@@ -36,7 +36,7 @@ def main() -> None:
     fig["rss_mb_added_by_build"] = round(rss_mb() - r0, 1)
     bm.build(use_snapshot=True, save=False)
     fig["load"] = bm.last_build
-    seg = bm._state.segments[0]
+    seg = bm.state.segments[0]
     fig["postings"] = int(len(seg.docs))
     fig["array_mb"] = round(sum(x.nbytes for x in (seg.ids, seg.doclen, seg.indptr, seg.docs, seg.tf, seg.start,
                                                     seg.path_idx, seg.date_idx, seg.live)) / 1e6, 1)

@@ -156,7 +156,7 @@ def test_cached_term_weights_give_the_same_answers_when_evicted_and_after_change
     try:
         idx.sync()
         assert idx.keywords.bm25.wait_ready(60)
-        st = idx.keywords.bm25._state
+        st = idx.keywords.bm25.state
         qs = _queries(seed=11, n=40)
         for _ in range(2):  # the second round answers from the caches
             for q in qs:
@@ -178,7 +178,7 @@ def test_cached_term_weights_give_the_same_answers_when_evicted_and_after_change
                 assert mine == fts, (i, q)
                 fts, mine = _both(idx, q, 25)
                 assert mine is None or mine == fts, (i, q)
-        assert st is idx.keywords.bm25._state and len(st.segments) > 1 and cache.version != filled
+        assert st is idx.keywords.bm25.state and len(st.segments) > 1 and cache.version != filled
     finally:
         idx.close()
 
@@ -196,7 +196,7 @@ def test_chunk_paths_from_memory_equal_the_database(ws, corpus_idx):
     """A chunk's path comes from the in-memory index for the live chunks it holds, from the database
     for the rest (added since it was loaded, removed, unknown): the same map as the database's."""
     idx = corpus_idx
-    st = idx.keywords.bm25._state
+    st = idx.keywords.bm25.state
     before = idx.read(lambda c: [r[0] for r in c.execute("SELECT id FROM chunks")])
     ws.write_text("digest/wiki/fresh.md", "# Fresh\nquokka\n")
     (ws.root / "digest/wiki/topic-4.md").unlink()
@@ -212,7 +212,7 @@ def test_chunk_paths_from_memory_equal_the_database(ws, corpus_idx):
     assert idx.search("quokka").results  # refreshed: the removed chunks are no longer live in memory
     assert idx.chunk_paths(ids) == want
     # a re-created database restarts chunk ids at 1: the old state's paths are not used for them
-    st = idx.keywords.bm25._state
+    st = idx.keywords.bm25.state
     idx.db.rebuild("test")
     ws.write_text("digest/wiki/other.md", "# Other\nwombat\n")
     idx.sync(force=True)
@@ -273,7 +273,7 @@ def test_unicode_words_are_counted_like_fts5(corpus_idx):
     """Document lengths and term counts equal FTS5's (its own totals record) and the word splitter
     agrees with unicode61 on the tricky cases."""
     idx = corpus_idx
-    st = idx.keywords.bm25._state
+    st = idx.keywords.bm25.state
     assert idx.read(bm25.fts_totals) == (st.n_live, st.tokens_live)
     sp = bm25.Splitter()
     assert sp.split(["οδος", "οδοσ"]) == [["οδοσ"], ["οδοσ"]]  # final sigma folded like FTS5
@@ -286,7 +286,7 @@ def test_unicode_words_are_counted_like_fts5(corpus_idx):
 
 def test_multi_token_phrase_falls_back_to_fts5(corpus_idx):
     idx = corpus_idx
-    st = idx.keywords.bm25._state
+    st = idx.keywords.bm25.state
     assert st.query_terms(idx.keywords.bm25.splitter, ["a・b"]) is None
     q = "ア・イ tariff"
     got = idx.read(lambda c: idx.keywords.chunks(c, q, 10))
@@ -345,7 +345,7 @@ def test_other_process_add_modify_delete_visible_to_next_search(ws, corpus_idx, 
     assert [h.path for h in idx.search("quokka", limit=5).results] == ["digest/wiki/new.md"]
     assert [h.path for h in idx.search("袋鼠", limit=5).results] == ["digest/wiki/new.md"]
     assert [h.path for h in idx.search("wombat", limit=5).results] == ["digest/wiki/topic-0.md"]
-    st = idx.keywords.bm25._state
+    st = idx.keywords.bm25.state
     assert len(st.segments) == 2 and st.segments[0].dead > 0
     paths = {h.path for q in EN + ZH for h in idx.search(q, limit=50).results}
     assert "digest/wiki/topic-2.md" not in paths
@@ -366,8 +366,8 @@ def test_many_small_changes_merge_deltas(ws, corpus_idx):
         fts, mine = _both(idx, "okapi tariff 关税", 30)
         assert mine == fts
         assert _both_notes(idx, "okapi tariff 关税 rewritten", 30)[1] == _both_notes(idx, "okapi tariff 关税 rewritten", 30)[0]
-        assert len(idx.keywords.bm25._state.segments) <= 1 + bm25.MAX_DELTA_SEGMENTS
-    assert len(idx.keywords.bm25._state.segments) < 1 + i  # merged at least once
+        assert len(idx.keywords.bm25.state.segments) <= 1 + bm25.MAX_DELTA_SEGMENTS
+    assert len(idx.keywords.bm25.state.segments) < 1 + i  # merged at least once
 
 
 def test_a_word_in_every_note_ties_them_and_the_ties_go_by_path(ws, corpus_idx):
@@ -402,14 +402,14 @@ def test_a_query_never_merges_a_big_delta_itself(ws, corpus_idx, monkeypatch):
     _both(idx, "okapi", 5)  # the index is in
     monkeypatch.setattr(bm25, "INLINE_DELTA_MAX", 3)
     sizes: list[int] = []
-    real = bm25.State.build_segment
+    real = bm25.build_segment
 
-    def counted(self, splitter, rows, *a, **k):
+    def counted(state, splitter, rows, *a, **k):
         rows = list(rows)
         sizes.append(len(rows))
-        return real(self, splitter, rows, *a, **k)
+        return real(state, splitter, rows, *a, **k)
 
-    monkeypatch.setattr(bm25.State, "build_segment", counted)
+    monkeypatch.setattr(bm25, "build_segment", counted)
     for i in range(bm25.MAX_DELTA_SEGMENTS + 4):
         ws.write_text(f"digest/wiki/bulk-{i}.md", f"# Bulk {i}\nokapi {i} tariff\n")
         ws.write_text(f"digest/wiki/bulk-{i}-b.md", f"# Bulk {i} b\nokapi {i} levy\n")
@@ -418,7 +418,7 @@ def test_a_query_never_merges_a_big_delta_itself(ws, corpus_idx, monkeypatch):
         assert mine == fts
         assert _both_notes(idx, "okapi tariff", 40)[1] == _both_notes(idx, "okapi tariff", 40)[0]
     assert sizes and max(sizes) <= 3, sizes
-    assert len(idx.keywords.bm25._state.segments) > 1 + bm25.MAX_DELTA_SEGMENTS  # left to the compaction
+    assert len(idx.keywords.bm25.state.segments) > 1 + bm25.MAX_DELTA_SEGMENTS  # left to the compaction
 
 
 def test_a_whole_note_query_does_not_wait_for_a_rebuild(ws, corpus_idx, monkeypatch):
@@ -478,14 +478,14 @@ def test_snapshot_loaded_by_next_process(ws, corpus_idx):
 
 def test_snapshot_from_older_generation_gets_deltas(ws, corpus_idx):
     idx = corpus_idx
-    gen0 = idx.keywords.bm25._state.generation
+    gen0 = idx.keywords.bm25.state.generation
     _other_process(ws, "write:digest/wiki/late.md=# Late\nnarwhal tusk\n", "write:digest/wiki/topic-6.md=# Six\nbeluga\n",
                    "delete:digest/wiki/topic-8.md")
     other = _idx(ws)
     try:
         assert other.keywords.bm25.wait_ready(30)
         assert other.keywords.bm25.last_build["how"] == "snapshot"
-        st = other.keywords.bm25._state
+        st = other.keywords.bm25.state
         assert st.generation > gen0
         assert len(st.segments) == 2 and st.segments[0].dead > 0
         assert other.read(bm25.fts_totals) == (st.n_live, st.tokens_live)
@@ -503,13 +503,13 @@ def test_snapshot_far_behind_a_bulk_import_gets_one_delta_not_a_rebuild(ws, corp
     meanwhile), and answers as FTS5 does."""
     idx = corpus_idx
     monkeypatch.setattr(bm25, "INLINE_DELTA_MAX", 5)
-    n_before = idx.keywords.bm25._state.n_live
+    n_before = idx.keywords.bm25.state.n_live
     _other_process(ws, *[f"write:digest/wiki/bulk-{i}.md=# Bulk {i}\nnarwhal {i} tusk\n" for i in range(12)])
     other = _idx(ws)
     try:
         assert other.keywords.bm25.wait_ready(30)
         assert other.keywords.bm25.last_build["how"] == "snapshot"
-        st = other.keywords.bm25._state
+        st = other.keywords.bm25.state
         assert len(st.segments) == 2 and st.segments[1].n == 12 and st.n_live == n_before + 12
         for q in ["narwhal tusk", "tariff 关税"] + _queries(n=10):
             fts, mine = _both(other, q, 25)
@@ -557,14 +557,14 @@ def test_replaced_database_is_never_mixed_with_old_chunk_ids(ws, corpus_idx):
     for q in ("tariff", "关税", "battery risk"):
         assert idx.read(lambda c: idx.keywords.chunks(c, q, 10)) == idx.read(lambda c: keyword.search_chunks(c, q, 10))
     assert idx.keywords.bm25.wait_ready(30)
-    assert bm25.db_id(idx.db.conn) == idx.keywords.bm25._state.db_id
+    assert bm25.db_id(idx.db.conn) == idx.keywords.bm25.state.db_id
     fts, mine = _both(idx, "tariff 关税", 25)
     assert mine == fts
 
 
 def test_totals_mismatch_falls_back_to_fts5_and_rebuilds(ws, corpus_idx):
     idx = corpus_idx
-    st = idx.keywords.bm25._state
+    st = idx.keywords.bm25.state
     st.tokens_live += 1  # simulate an in-memory index that no longer matches FTS5
     ws.write_text("digest/wiki/extra.md", "# E\nibis\n")
     idx.update_paths(["digest/wiki/extra.md"])
@@ -583,7 +583,7 @@ def test_reindex_builds_and_saves_snapshot(ws):
         idx.reindex()
         assert idx.keywords.bm25.ready and idx.keywords.bm25.last_build["saved"]
         snap = bm25.snapshot_path(ws.metadata)
-        assert bm25.load_snapshot(ws.metadata, bm25.db_id(idx.db.conn)).n_live == idx.keywords.bm25._state.n_live
+        assert bm25.load_snapshot(ws.metadata, bm25.db_id(idx.db.conn)).n_live == idx.keywords.bm25.state.n_live
         fts, mine = _both(idx, "tariff 关税", 10)
         assert mine == fts
         assert snap.exists()
@@ -606,7 +606,7 @@ def test_build_segment_handles_odd_stored_text():
     st = bm25.State("x")
     rows = [(1, "a.md", 1, None, ""), (2, "a.md", 5, "2026-01-01", "alpha  beta"), (3, "b.md", 1, None, "\tgamma\u3000alpha "),
             (4, "c.md", 2, "2026-01-02", "a・b ΟΔΟΣ")]
-    seg = st.build_segment(sp, rows)
+    seg = bm25.build_segment(st, sp, rows)
     st.add_segment(seg)
     assert seg.doclen.tolist() == [0, 2, 2, 3]
     a = st.vocab["alpha"]
@@ -639,7 +639,7 @@ def test_workspace_path_with_uri_characters(tmp_path):
 def test_recreated_database_at_the_same_generation_is_noticed(ws, corpus_idx):
     """Generations restart at 0 in a re-created database: equal numbers must not hide the swap."""
     idx = corpus_idx
-    st = idx.keywords.bm25._state
+    st = idx.keywords.bm25.state
     idx.db.rebuild("test")
     ws.write_text("digest/wiki/only.md", "# Only\nplatypus\n")
     idx.sync(force=True)

@@ -137,7 +137,7 @@ def test_the_link_graph_never_shows_a_stale_link(ws, idx, monkeypatch):
     idx.sync()
     idx.warm_links()
     assert idx.links.wait_ready(30)
-    built = idx.links._state[0]
+    built = idx.links.version
     assert _links_shown(idx, "wombat")["digest/wiki/b.md"] == ([], ["digest/wiki/a.md"])
 
     other = Index(ws, Config.load(ws.root), background_embedding=False)  # another window writes
@@ -151,12 +151,12 @@ def test_the_link_graph_never_shows_a_stale_link(ws, idx, monkeypatch):
     assert shown["digest/wiki/b.md"] == ([], ["digest/wiki/a.md", "digest/wiki/c.md"])
     assert shown["digest/wiki/c.md"] == (["digest/wiki/b.md"], [])
     idx.links.wait_ready(30)
-    assert idx.links._state[0] == built  # still the old graph, never used
+    assert idx.links.version == built  # still the old graph, never used
 
     monkeypatch.setattr(LinkGraph, "SETTLE_S", 0.0)
-    idx.links._not_before = 0.0
+    idx.links.may_rebuild_now()
     idx.search("wombat")  # stale and settled: starts the rebuild
-    assert idx.links.wait_ready(30) and idx.links._state[0] == idx.read(catalog.version)
+    assert idx.links.wait_ready(30) and idx.links.version == idx.read(catalog.version)
     assert _links_shown(idx, "wombat") == shown
 
 
@@ -170,13 +170,13 @@ def test_the_graph_waits_for_a_bulk_import_to_settle(ws, idx, monkeypatch):
     assert idx.links.wait_ready(30)
     builds = []
     monkeypatch.setattr(LinkGraph, "_build", lambda self: builds.append(1))
-    idx.links._not_before = 0.0
+    idx.links.may_rebuild_now()
     for i in range(3):  # a write between every two searches
         ws.write_text(f"digest/wiki/c{i}.md", f"# C{i}\nmarten c{i}\n\n[[digest/wiki/b.md]]\n")
         idx.sync()
         assert f"digest/wiki/c{i}.md" in _links_shown(idx, "marten")["digest/wiki/b.md"][1]
     assert builds == []
-    idx.links._moved = (idx.links._moved[0], time.monotonic() - LinkGraph.SETTLE_S)  # a second without a write
+    idx.links.may_rebuild_now(settled=True)  # a second without a write
     idx.search("marten")
     idx.links.wait_ready(30)
     assert builds == [1]
@@ -192,7 +192,7 @@ def test_a_graph_past_its_size_limit_is_not_kept(ws, idx, monkeypatch):
     build = idx.links.last_build
     assert not idx.links.ready and build["links"] == 6
     assert "links from the database (6 links: too many to keep)" in StatusResult(status=idx.status()).text()
-    idx.links._not_before = 0.0
+    idx.links.may_rebuild_now()
     shown = _links_shown(idx, "ferret")
     assert shown["digest/wiki/n0.md"] == (["digest/wiki/n1.md"], ["digest/wiki/n5.md"])
     idx.links.wait_ready(30)
@@ -220,7 +220,7 @@ def test_a_one_shot_process_asks_the_database(ws, idx):
     ws.write_text("digest/wiki/b.md", "# B\nstoat b\n")
     idx.sync()
     assert _links_shown(idx, "stoat")["digest/wiki/b.md"] == ([], ["digest/wiki/a.md"])
-    assert idx.links._thread is None and not idx.links.ready
+    assert not idx.links.started and not idx.links.ready
 
 
 def test_the_database_expansion_reads_one_snapshot(ws, idx):

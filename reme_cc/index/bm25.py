@@ -269,94 +269,6 @@ class State:
             out.append(ids[0])
         return out
 
-    # ---- building ----------------------------------------------------------------------------------
-    def build_segment(self, splitter: Splitter, rows: Iterable[tuple], stop: threading.Event | None = None) -> Segment:
-        """Rows (id, path, start_line, date, tokens) in ascending id order -> a segment."""
-        ids: list[int] = []
-        starts: list[int] = []
-        pidx: list[int] = []
-        didx: list[int] = []
-        paths: dict[str, int] = {}
-        dates: dict[str, int] = {}
-        lens: list[np.ndarray] = []
-        parts_t: list[np.ndarray] = []
-        parts_d: list[np.ndarray] = []
-        parts_f: list[np.ndarray] = []
-        base = 0
-        for batch in _batches(rows, FETCH):
-            if stop is not None and stop.is_set():
-                raise _Stopped()
-            texts = []
-            for cid, path, start, date, toks in batch:
-                ids.append(cid)
-                starts.append(start or 0)
-                pidx.append(paths.setdefault(path, len(paths)))
-                didx.append(-1 if date is None else dates.setdefault(date, len(dates)))
-                texts.append(toks or "")
-            n = len(texts)
-            # split on single spaces: piece counts per text are exact (the FTS5 splitter copes with
-            # empty pieces or other whitespace inside a piece)
-            words = " ".join(texts).split(" ")
-            pieces = np.fromiter((t.count(" ") + 1 for t in texts), np.int64, n)
-            uniq = list(dict.fromkeys(words))
-            self.map_words(splitter, uniq)
-            local = {w: i for i, w in enumerate(uniq)}
-            wt = [self.word_terms[w] for w in uniq]
-            nterm = np.fromiter((len(t) for t in wt), np.int64, len(wt))
-            wid = np.fromiter(map(local.__getitem__, words), np.int64, len(words))
-            doc_of_word = np.repeat(np.arange(n, dtype=np.int64), pieces)
-            if len(wt) and bool((nterm == 1).all()):
-                tid = np.fromiter((t[0] for t in wt), np.int64, len(wt))[wid]
-                doc_of = doc_of_word
-            else:
-                flat = np.fromiter((x for t in wt for x in t), np.int64, int(nterm.sum()))
-                off = np.cumsum(nterm) - nterm
-                rep = nterm[wid]
-                total = int(rep.sum())
-                within = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(rep) - rep, rep)
-                tid = flat[np.repeat(off[wid], rep) + within]
-                doc_of = np.repeat(doc_of_word, rep)
-            lens.append(np.bincount(doc_of, minlength=n).astype(np.int64))
-            if len(tid):
-                key = tid * n + doc_of
-                u, cnt = np.unique(key, return_counts=True)
-                t = u // n
-                parts_t.append(t.astype(np.int32))
-                parts_d.append((u - t * n + base).astype(np.int32))
-                parts_f.append(cnt.astype(np.int32))
-            base += n
-        # term-major CSR without a global sort: each batch's postings (sorted by term, then doc) go
-        # right after the earlier batches' postings of the same term, so docs stay ascending per term
-        vocab_n = len(self.terms)
-        counts = np.zeros(vocab_n, np.int64)
-        for t in parts_t:
-            counts += np.bincount(t, minlength=vocab_n)
-        indptr = np.zeros(vocab_n + 1, np.int64)
-        np.cumsum(counts, out=indptr[1:])
-        total = int(indptr[-1])
-        docs = np.empty(total, np.int32)
-        tf = np.empty(total, np.int32)
-        fill = indptr[:-1].copy()
-        while parts_t:
-            t, d, f = parts_t.pop(0), parts_d.pop(0), parts_f.pop(0)
-            c = np.bincount(t, minlength=vocab_n)
-            rank = np.arange(len(t), dtype=np.int64) - (np.cumsum(c) - c)[t]
-            pos = fill[t] + rank
-            docs[pos] = d
-            tf[pos] = f
-            fill += c
-        n_docs = len(ids)
-        sorted_dates = sorted(dates)
-        rank = np.array([dates[d] for d in sorted_dates], np.int64)  # rank -> first-seen index
-        remap = np.empty(len(sorted_dates) + 1, np.int32)
-        remap[rank] = np.arange(len(sorted_dates), dtype=np.int32)
-        remap[-1] = -1
-        return Segment(
-            ids=np.array(ids, np.int64), doclen=np.concatenate(lens) if lens else np.zeros(0, np.int64),
-            indptr=indptr, docs=docs, tf=tf, start=np.array(starts, np.int64), path_idx=np.array(pidx, np.int32),
-            paths=list(paths), date_idx=remap[np.array(didx, np.int64)], dates=sorted_dates, live=np.ones(n_docs, bool),
-        )
-
     # ---- scoring -----------------------------------------------------------------------------------
     def search(self, terms: list[int], k: int, start: str | None, end: str | None) -> list[tuple[int, float]]:
         n_rows = self.n_live
@@ -566,6 +478,96 @@ def top_positions(acc: np.ndarray, k: int, rank: Callable[[], np.ndarray] | None
     return pos
 
 
+def build_segment(state: State, splitter: Splitter, rows: Iterable[tuple], stop: threading.Event | None = None
+                  ) -> Segment:
+    """Rows (id, path, start_line, date, tokens) in ascending id order -> a segment of ``state``'s
+    vocabulary (new words are added to it)."""
+    ids: list[int] = []
+    starts: list[int] = []
+    pidx: list[int] = []
+    didx: list[int] = []
+    paths: dict[str, int] = {}
+    dates: dict[str, int] = {}
+    lens: list[np.ndarray] = []
+    parts_t: list[np.ndarray] = []
+    parts_d: list[np.ndarray] = []
+    parts_f: list[np.ndarray] = []
+    base = 0
+    for batch in _batches(rows, FETCH):
+        if stop is not None and stop.is_set():
+            raise _Stopped()
+        texts = []
+        for cid, path, start, date, toks in batch:
+            ids.append(cid)
+            starts.append(start or 0)
+            pidx.append(paths.setdefault(path, len(paths)))
+            didx.append(-1 if date is None else dates.setdefault(date, len(dates)))
+            texts.append(toks or "")
+        n = len(texts)
+        # split on single spaces: piece counts per text are exact (the FTS5 splitter copes with
+        # empty pieces or other whitespace inside a piece)
+        words = " ".join(texts).split(" ")
+        pieces = np.fromiter((t.count(" ") + 1 for t in texts), np.int64, n)
+        uniq = list(dict.fromkeys(words))
+        state.map_words(splitter, uniq)
+        local = {w: i for i, w in enumerate(uniq)}
+        wt = [state.word_terms[w] for w in uniq]
+        nterm = np.fromiter((len(t) for t in wt), np.int64, len(wt))
+        wid = np.fromiter(map(local.__getitem__, words), np.int64, len(words))
+        doc_of_word = np.repeat(np.arange(n, dtype=np.int64), pieces)
+        if len(wt) and bool((nterm == 1).all()):
+            tid = np.fromiter((t[0] for t in wt), np.int64, len(wt))[wid]
+            doc_of = doc_of_word
+        else:
+            flat = np.fromiter((x for t in wt for x in t), np.int64, int(nterm.sum()))
+            off = np.cumsum(nterm) - nterm
+            rep = nterm[wid]
+            total = int(rep.sum())
+            within = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(rep) - rep, rep)
+            tid = flat[np.repeat(off[wid], rep) + within]
+            doc_of = np.repeat(doc_of_word, rep)
+        lens.append(np.bincount(doc_of, minlength=n).astype(np.int64))
+        if len(tid):
+            key = tid * n + doc_of
+            u, cnt = np.unique(key, return_counts=True)
+            t = u // n
+            parts_t.append(t.astype(np.int32))
+            parts_d.append((u - t * n + base).astype(np.int32))
+            parts_f.append(cnt.astype(np.int32))
+        base += n
+    # term-major CSR without a global sort: each batch's postings (sorted by term, then doc) go
+    # right after the earlier batches' postings of the same term, so docs stay ascending per term
+    vocab_n = len(state.terms)
+    counts = np.zeros(vocab_n, np.int64)
+    for t in parts_t:
+        counts += np.bincount(t, minlength=vocab_n)
+    indptr = np.zeros(vocab_n + 1, np.int64)
+    np.cumsum(counts, out=indptr[1:])
+    total = int(indptr[-1])
+    docs = np.empty(total, np.int32)
+    tf = np.empty(total, np.int32)
+    fill = indptr[:-1].copy()
+    while parts_t:
+        t, d, f = parts_t.pop(0), parts_d.pop(0), parts_f.pop(0)
+        c = np.bincount(t, minlength=vocab_n)
+        rank = np.arange(len(t), dtype=np.int64) - (np.cumsum(c) - c)[t]
+        pos = fill[t] + rank
+        docs[pos] = d
+        tf[pos] = f
+        fill += c
+    n_docs = len(ids)
+    sorted_dates = sorted(dates)
+    rank = np.array([dates[d] for d in sorted_dates], np.int64)  # rank -> first-seen index
+    remap = np.empty(len(sorted_dates) + 1, np.int32)
+    remap[rank] = np.arange(len(sorted_dates), dtype=np.int32)
+    remap[-1] = -1
+    return Segment(
+        ids=np.array(ids, np.int64), doclen=np.concatenate(lens) if lens else np.zeros(0, np.int64),
+        indptr=indptr, docs=docs, tf=tf, start=np.array(starts, np.int64), path_idx=np.array(pidx, np.int32),
+        paths=list(paths), date_idx=remap[np.array(didx, np.int64)], dates=sorted_dates, live=np.ones(n_docs, bool),
+    )
+
+
 class TermCache:
     """Values derived per query term from the live chunks, kept while they do not change (one
     ``State.version``); past ``budget`` (summed sizes) the least recently used go first."""
@@ -595,6 +597,13 @@ _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrst
 
 class _Stopped(Exception):
     pass
+
+
+def stop_thread(stop: threading.Event, thread: threading.Thread | None, timeout: float = 10.0) -> None:
+    """Tell a background build to stop and wait for it (closing)."""
+    stop.set()
+    if thread is not None and thread.is_alive():
+        thread.join(timeout=timeout)
 
 
 def _batches(rows: Iterable[tuple], n: int) -> Iterator[list[tuple]]:
@@ -896,6 +905,11 @@ class BM25Index:
     def ready(self) -> bool:
         return self._state is not None
 
+    @property
+    def state(self) -> State | None:
+        """The index in memory (None until it is in): tests and benchmarks read its segments and totals."""
+        return self._state
+
     def _build_bg(self) -> None:
         try:
             self.build(use_snapshot=True)
@@ -928,7 +942,7 @@ class BM25Index:
                 if state is None:
                     how = "built"
                     state = State(ident)
-                    seg = state.build_segment(self.splitter, conn.execute(_ROWS_SQL + " ORDER BY c.id"), self._stop)
+                    seg = build_segment(state, self.splitter, conn.execute(_ROWS_SQL + " ORDER BY c.id"), self._stop)
                     state.add_segment(seg)
                 state.generation = gen
                 totals = fts_totals(conn)
@@ -981,7 +995,7 @@ class BM25Index:
                 state.n_live = int(base.live.sum())
                 state.tokens_live = int(base.doclen[base.live].sum())
                 max_id = base.max_id
-            seg = state.build_segment(self.splitter, conn.execute(_ROWS_SQL + " WHERE c.id > ? ORDER BY c.id", (max_id,)))
+            seg = build_segment(state, self.splitter, conn.execute(_ROWS_SQL + " WHERE c.id > ? ORDER BY c.id", (max_id,)))
             state.add_segment(seg)
         return None
 
@@ -1098,10 +1112,7 @@ class BM25Index:
             self._state = None
 
     def close(self) -> None:
-        self._stop.set()
-        t = self._thread
-        if t is not None and t.is_alive():
-            t.join(timeout=10)
+        stop_thread(self._stop, self._thread)
 
     def info(self) -> dict[str, Any]:
         st = self._state

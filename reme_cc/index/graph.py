@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, Callable
 from ..errors import InvalidInputError, NotFoundError
 from . import catalog
 from .catalog import rows_in
-from .bm25 import trim_heap
+from .bm25 import stop_thread, trim_heap
 
 if TYPE_CHECKING:  # pragma: no cover
     from .records import Graph, LinkRecord, Neighbor
@@ -200,6 +200,24 @@ class LinkGraph:
     def ready(self) -> bool:
         return self._state is not None and self._state[1] is not None
 
+    @property
+    def version(self) -> tuple[str, int] | None:
+        """The database version (db_id, generation) of the last build, or None."""
+        state = self._state
+        return state[0] if state is not None else None
+
+    @property
+    def started(self) -> bool:
+        """A build was ever started (only a long-lived process keeps a graph)."""
+        return self._thread is not None
+
+    def may_rebuild_now(self, settled: bool = False) -> None:
+        """Let the next expansion start a build at once, however recent the last one (tests);
+        ``settled``: as if the database had held still for SETTLE_S since it last moved."""
+        self._not_before = 0.0
+        if settled and self._moved is not None:
+            self._moved = (self._moved[0], time.monotonic() - self.SETTLE_S)
+
     def info(self) -> dict[str, Any]:
         return {"ready": self.ready, "last_build": self.last_build}
 
@@ -208,10 +226,7 @@ class LinkGraph:
         self._state = None
 
     def close(self) -> None:
-        self._stop.set()
-        t = self._thread
-        if t is not None and t.is_alive():
-            t.join(timeout=10)
+        stop_thread(self._stop, self._thread)
 
 
 def traverse(conn: sqlite3.Connection, seeds: list[str], depth: int, direction: str) -> "Graph":
