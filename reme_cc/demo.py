@@ -200,7 +200,7 @@ def session_env(root: Path, home: Path, model_url: str | None) -> dict[str, str]
            if not (k.startswith("REME_") and k not in keep_reme) and not k.startswith(drop_claude)}
     if model_url:
         env = {k: v for k, v in env.items() if not k.startswith(("CLAUDE", "ANTHROPIC"))}
-        env.update({"ANTHROPIC_BASE_URL": model_url, "ANTHROPIC_API_KEY": "sk-ant-offline-demo-not-a-key"})
+        env.update({"ANTHROPIC_BASE_URL": model_url, "ANTHROPIC_API_KEY": "offline-demo-no-key"})
     env.update({
         "HOME": str(home),
         "REME_WORKSPACE": str(root),
