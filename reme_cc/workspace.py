@@ -78,6 +78,15 @@ def validate_component(name: str) -> str:
     return name
 
 
+def real_path(path: str | os.PathLike[str]) -> str:
+    """``os.path.realpath``, which raises when a symlink on the way is replaced while it is read (a folder
+    swapped for a link mid-call), as a PathError that says so: never an internal error."""
+    try:
+        return os.path.realpath(path)
+    except OSError:
+        raise PathError(f"{os.fspath(path)} changed while its path was checked; retry") from None
+
+
 def own_stat(root: Path, rel: str) -> os.stat_result | None:
     """The stat of a file or folder of the workspace itself; None when it is gone or is reached through
     a symlink (a layer linked elsewhere included), which may point anywhere on the disk: the index and
@@ -85,9 +94,10 @@ def own_stat(root: Path, rel: str) -> os.stat_result | None:
     path = root / rel
     try:
         st = os.stat(path, follow_symlinks=False)
+        real = os.path.realpath(path)
     except OSError:
         return None
-    return st if os.path.realpath(path) == os.path.join(os.path.realpath(root), *rel.split("/")) else None
+    return st if real == os.path.join(os.path.realpath(root), *rel.split("/")) else None
 
 
 def team_metadata(personal_metadata: Path, folder: Path) -> Path:
@@ -234,7 +244,7 @@ class Workspace:
         including through a symlink anywhere along the way."""
         norm = self.normalize(rel, allow_root=allow_root)
         target = self.root / norm if norm else self.root
-        real = Path(os.path.realpath(target))
+        real = Path(real_path(target))
         if real != self.root and self.root not in real.parents:
             raise PathError(f"path {rel!r} resolves outside the workspace (through a symlink); refused")
         return target
@@ -247,7 +257,7 @@ class Workspace:
         try:
             return p.relative_to(self.root).as_posix()
         except ValueError:
-            real = Path(os.path.realpath(p))
+            real = Path(real_path(p))
             try:
                 return real.relative_to(self.root).as_posix()
             except ValueError:

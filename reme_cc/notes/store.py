@@ -30,7 +30,7 @@ from typing import Callable, Iterator
 
 from ..errors import ConflictError, InvalidInputError, NotFoundError, PathError, ReMeError
 from .. import nofollow
-from ..workspace import DIGEST_BUCKETS, Workspace
+from ..workspace import DIGEST_BUCKETS, Workspace, real_path
 from .evidence import check_digest_evidence
 from .formats import NOTE_EXTS
 from .frontmatter import merge_frontmatter, parse_note, replace_body
@@ -121,10 +121,7 @@ class NoteStore:
         # the path as written and the file it really is (a symlink inside the workspace, e.g. daily/x
         # -> .., must not lead a change to config.json or session/; the change itself then never
         # follows a symlink: nofollow)
-        try:
-            real = os.path.realpath(self.ws.root / norm) if norm else str(self.ws.root)
-        except OSError:  # a symlink on the way replaced while it was read
-            raise PathError(f"{norm} changed while its path was checked; retry") from None
+        real = real_path(self.ws.root / norm) if norm else str(self.ws.root)
         for path in (norm, self.ws.relpath(real) if real != str(self.ws.root) else ""):
             _policy(path, CONTENT_LAYERS, norm)
         return norm
