@@ -4,6 +4,7 @@ yet (here, or by the workspace's one low-priority worker, ``catchup``)."""
 
 from __future__ import annotations
 
+import contextlib
 import threading
 from typing import Any, Callable
 
@@ -203,8 +204,6 @@ class VectorHalf:
         # vectors were also removed, which no reader reconciles (the cache only ever grows otherwise):
         # this process starts its vector store over, without the shared file of the previous set
         if self.store is not None:
-            import contextlib
-
             with contextlib.suppress(OSError):
                 self.store.path.unlink()
             self.reset()

@@ -32,7 +32,7 @@ INLINE_FILES = 300  # a server indexes more changed files than this at once in t
 TEAM_INLINE_FILES = 20  # a team index (budget): more than this, or any document, in the background
 
 Stats = dict[str, tuple[int, int]]  # {path: (mtime_ns, size)}
-Todo = dict[str, "tuple[int, int] | None"]  # None: deleted
+Todo = dict[str, tuple[int, int] | None]  # None: deleted
 
 
 class Stopped(Exception):
