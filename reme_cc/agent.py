@@ -46,7 +46,6 @@ log = logging.getLogger("reme.agent")
 INTERNAL_ENV = "REME_INTERNAL_AGENT"  # hooks exit at once when this is set
 SERVER_NAME = "reme"
 SUBAGENT_TOOL = "Agent"
-DEFAULT_RETRIES = 3
 
 # ---------------------------------------------------------------------------------------------
 # tools (agent-only ones such as the recorder's daily_write live in tools.AGENT_TOOLS)
@@ -216,7 +215,7 @@ def backend_for(ctx: Context) -> str:
 async def run_agent(ctx: Context, agent: str | AgentSpec, prompt: str, *, tools: list[str] | None = None,
                     subagents: dict[str, AgentSpec] | None = None, model: str | None = None,
                     timeout: float | None = None, max_turns: int | None = None,
-                    retries: int = DEFAULT_RETRIES, backend: str | None = None,
+                    retries: int | None = None, backend: str | None = None,
                     bind: Mapping[str, Any] | None = None) -> AgentRun:
     """Run ``agent`` on ``prompt`` with only ``tools`` (default: the spec's) and return an AgentRun.
     ``bind``: values for this run's tools (the recorder's ``card``: the one card its daily_write writes).
@@ -235,9 +234,7 @@ async def run_agent(ctx: Context, agent: str | AgentSpec, prompt: str, *, tools:
     model = model or spec.model or ctx.config.model
     timeout = ctx.config.agent_timeout_s if timeout is None else timeout
     max_turns = max_turns or ctx.config.agent_max_turns
-    env_retries = os.environ.get("REME_AGENT_RETRIES", "").strip()  # tests / impatient users
-    if env_retries.isdigit():
-        retries = int(env_retries)
+    retries = ctx.config.agent_retries if retries is None else retries
     started = time.monotonic()
     attempt = 0
     while True:
@@ -352,8 +349,8 @@ async def _run_sdk(ctx: Context, spec: AgentSpec, prompt: str, tool_objs: list[T
         extra_args={"no-session-persistence": None},
         stderr=lambda line: (stderr_tail.append(line), stderr_tail.__delitem__(slice(0, -20))),
     )
-    if os.environ.get("REME_CLAUDE_CLI"):
-        options.cli_path = os.environ["REME_CLAUDE_CLI"]
+    if ctx.config.claude_cli:
+        options.cli_path = ctx.config.claude_cli
     texts: list[str] = []
     try:
         async for message in query(prompt=prompt, options=options):

@@ -33,6 +33,8 @@ class Config:
     anthropic_api_key: str = ""
     agent_timeout_s: float = 600.0
     agent_max_turns: int = 40
+    agent_retries: int = 3  # a crashed agent process is run again this often; API errors are retried inside
+    claude_cli: str = ""  # the Claude Code CLI the agents run on; empty = the one bundled in claude-agent-sdk
     # recording (auto-memory)
     record: bool = True
     record_min_messages: int = 6

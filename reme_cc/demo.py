@@ -125,12 +125,11 @@ def _prepare(root: Path) -> None:
     (root / MARKER).write_text("created by `reme-cc demo`; safe to delete this folder\n", encoding="utf-8")
 
 
-def _write_history(ws: Any) -> list[str]:
-    from .config import Config
+def _write_history(ws: Any, config: Any) -> list[str]:
     from .tools import Context, all_tools
 
     notes, dates = history(_dt.date.today())
-    ctx = Context(ws, Config.load(ws.root))
+    ctx = Context(ws, config)
     try:
         tools = all_tools()
         written = [tools["write"].run(ctx, note).path for note in notes]
@@ -280,14 +279,12 @@ def nodes_citing(ws: Any, rel: str) -> list[str]:
     return out
 
 
-def recall(ws: Any, project: Path, query: str) -> tuple[str, Any]:
+def recall(ws: Any, config: Any, project: Path, query: str) -> tuple[str, Any]:
     """What the next session in ``project`` gets: the SessionStart brief and the search tool's answer."""
-    from .config import Config
     from .index import Index
     from .memory.brief import build_brief
     from .tools import Context, all_tools
 
-    config = Config.load(ws.root)
     ctx = Context(ws, config, _index=Index(ws, config, background_embedding=False))
     try:
         ctx.index.sync()
@@ -386,11 +383,11 @@ def step_dream(out: Out, ws: Any, card: Any, env: dict[str, str], real: bool) ->
     return nodes[0], dreamed.stdout.strip()
 
 
-def step_recall(out: Out, ws: Any, project: Path, node: str, query: str) -> tuple[str, Any]:
+def step_recall(out: Out, ws: Any, config: Any, project: Path, node: str, query: str) -> tuple[str, Any]:
     """4. What the next session in the project gets; the node must be in it."""
     out.say(f"\n4. Recall: what the next session in {project.name} gets (quoting the notes above)")
     t = time.monotonic()
-    brief, found = recall(ws, project, query)
+    brief, found = recall(ws, config, project, query)
     out.say("   The SessionStart brief (added to the session's context):",
             *(f"    {line}" for line in (brief or "(empty)").splitlines()),
             f"   The search tool, for the prompt \"{query}\" ({time.monotonic() - t:.1f}s):",
@@ -429,14 +426,15 @@ def run_demo(root: Path, *, query: str | None = None, as_json: bool = False, rea
     root = Path(os.path.abspath(root))
     _prepare(root)
     ws = Workspace(root)
-    model_name = Config.load(ws.root).model
+    config = Config.load(ws.root)  # the demo's settings, loaded once
+    model_name = config.model
     home = announce(out, real, model_name) or root / CLAUDE_HOME
     home.mkdir(parents=True, exist_ok=True)
     project = root / PROJECT
     project.mkdir(parents=True)
     (project / "package.json").write_text('{"name": "webshop", "private": true}\n', encoding="utf-8")
     out.say(f"Workspace: {root}")
-    history_files = _write_history(ws)
+    history_files = _write_history(ws, config)
     out.say(f"  (with {len(history_files)} files of earlier days: cards and the digest nodes dreamed from them)")
 
     with (contextlib.nullcontext() if real else ScriptedModel(SCRIPT)) as model:
@@ -449,7 +447,7 @@ def run_demo(root: Path, *, query: str | None = None, as_json: bool = False, rea
             out.say(f"   (the scripted model answered {sum(model.calls.values())} calls: {calls}; a real model "
                     f"would have read about {model.input_tokens:,} input tokens)")
     q = query or FOLLOW_UP
-    brief, found = step_recall(out, ws, project, node, q)
+    brief, found = step_recall(out, ws, config, project, node, q)
     commands = try_next(root, node, _dt.date.today().isoformat(), q)
     seconds = round(time.monotonic() - t0, 1)
     if as_json:

@@ -263,7 +263,7 @@ def _session_start(ws: Workspace, config: Config, payload: dict[str, Any]) -> st
     if config.brief_chars <= 0:
         return ""
     try:
-        brief = _call_with_timeout(_brief, payload, BRIEF_TIMEOUT)
+        brief = _call_with_timeout(lambda p: _brief(p, ws, config), payload, BRIEF_TIMEOUT)
     except Exception as exc:  # noqa: BLE001
         _log(ws, "SessionStart", f"brief skipped: {type(exc).__name__}: {exc}")
         return ""
@@ -273,10 +273,10 @@ def _session_start(ws: Workspace, config: Config, payload: dict[str, Any]) -> st
     return json.dumps(out, ensure_ascii=False)
 
 
-def _brief(payload: dict[str, Any]) -> str:
+def _brief(payload: dict[str, Any], ws: Workspace, config: Config) -> str:
     from .memory.brief import session_start_brief  # lazy: only SessionStart needs it
 
-    return session_start_brief(payload)
+    return session_start_brief(payload, ws, config)
 
 
 def _maybe_auto_dream(ws: Workspace, config: Config) -> None:

@@ -141,7 +141,7 @@ def test_failures_do_not_advance_the_cursor(backend, ws, setup):
         report = record_session(ctx, SID)
         assert report.status == "recorded", report
         assert [c.path for c in cards(ws)] == ["daily/2026-11-30/SQLite notes.md"]
-    assert usage.usage_today(ws)["recorder"]["runs"] == 2
+    assert usage.usage_today(ws, ctx.config)["recorder"]["runs"] == 2
 
 
 def test_kill_9_mid_run_then_next_run_completes(ws, setup, tmp_path):

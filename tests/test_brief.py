@@ -76,7 +76,9 @@ def test_brief_is_stdlib_only_and_fast(ctx, tmp_path):
     code = (
         "import sys, time, json; sys.path.insert(0, sys.argv[1]); t = time.perf_counter();\n"
         "from reme_cc.memory.brief import session_start_brief\n"
-        "out = session_start_brief({'cwd': sys.argv[2]}); ms = (time.perf_counter() - t) * 1000\n"
+        "from reme_cc.config import Config; from reme_cc.workspace import Workspace\n"
+        "ws = Workspace(create=False); out = session_start_brief({'cwd': sys.argv[2]}, ws, Config.load(ws.root))\n"
+        "ms = (time.perf_counter() - t) * 1000\n"
         "heavy = sorted(m for m in ('yaml', 'numpy', 'jieba', 'pydantic', 'faiss') if m in sys.modules)\n"
         "print(json.dumps({'ms': ms, 'heavy': heavy, 'brief': out}))"
     )
@@ -110,11 +112,16 @@ def test_brief_reaches_the_model_context(ctx, tmp_path):
 
 
 def test_brief_never_raises(monkeypatch, tmp_path):
-    monkeypatch.setenv("REME_WORKSPACE", str(tmp_path / "missing"))
-    assert brief.session_start_brief({"cwd": str(tmp_path)}) == ""
+    from reme_cc.workspace import Workspace
+
+    import shutil
+
+    missing = Workspace(tmp_path / "gone")
+    shutil.rmtree(missing.root)  # deleted while Claude Code runs
+    assert brief.session_start_brief({"cwd": str(tmp_path)}, missing, Config()) == ""
     ws_root = tmp_path / "ws"
     (ws_root / "metadata").mkdir(parents=True)
     (ws_root / "metadata" / "index.sqlite").write_bytes(b"not a database at all")
     (ws_root / "daily").mkdir()
-    monkeypatch.setenv("REME_WORKSPACE", str(ws_root))
-    assert brief.session_start_brief({"cwd": str(tmp_path)}) == ""
+    damaged = Workspace(ws_root, create=False)
+    assert brief.session_start_brief({"cwd": str(tmp_path)}, damaged, Config.load(ws_root)) == ""

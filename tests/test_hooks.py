@@ -177,7 +177,7 @@ def test_real_payload_fixtures_are_accepted(ws, tmp_path):
 
 
 def test_session_start_prints_brief_json(ws, monkeypatch, capsys):
-    monkeypatch.setattr(hooks, "_brief", lambda payload: "Recent memory: [[daily/2026-11-30/x.md]]")
+    monkeypatch.setattr(hooks, "_brief", lambda payload, ws, config: "Recent memory: [[daily/2026-11-30/x.md]]")
     out = hooks.handle("SessionStart", {"session_id": SID, "source": "startup"}, ws)
     data = json.loads(out)
     assert data == {"hookSpecificOutput": {"hookEventName": "SessionStart",
@@ -186,11 +186,11 @@ def test_session_start_prints_brief_json(ws, monkeypatch, capsys):
 
 def test_session_start_slow_or_broken_brief_is_skipped(ws, monkeypatch):
     monkeypatch.setattr(hooks, "BRIEF_TIMEOUT", 0.1)
-    monkeypatch.setattr(hooks, "_brief", lambda payload: time.sleep(2) or "late")
+    monkeypatch.setattr(hooks, "_brief", lambda payload, ws, config: time.sleep(2) or "late")
     t0 = time.monotonic()
     assert hooks.handle("SessionStart", {"session_id": SID}, ws) == ""
     assert time.monotonic() - t0 < 1.5
-    monkeypatch.setattr(hooks, "_brief", lambda payload: 1 / 0)
+    monkeypatch.setattr(hooks, "_brief", lambda payload, ws, config: 1 / 0)
     assert hooks.handle("SessionStart", {"session_id": SID}, ws) == ""
 
 

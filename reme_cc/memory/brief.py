@@ -31,7 +31,7 @@ from typing import Any
 
 from ..config import Config
 from ..errors import ReMeError
-from ..workspace import Workspace, default_root, team_metadata
+from ..workspace import Workspace, team_metadata
 from . import failures, interests, trust, untrusted
 from ..index import readonly
 from .project import Preference, detect, find_root
@@ -199,12 +199,9 @@ def _fit(lines: list[str], budget: int) -> str:
     return "\n".join(out) if any(line.startswith("- ") for line in out) else ""
 
 
-def session_start_brief(payload: dict[str, Any] | None) -> str:
+def session_start_brief(payload: dict[str, Any] | None, ws: Workspace, config: Config) -> str:
     """The brief for a SessionStart hook payload; "" when off, empty, or without a usable index."""
-    root = default_root()
-    if not root.is_dir():
+    if not ws.root.is_dir():
         return ""
-    ws = Workspace(root, create=False)
-    config = Config.load(ws.root)
     cwd = str((payload or {}).get("cwd") or os.environ.get("CLAUDE_PROJECT_DIR") or os.getcwd())
     return build_brief(ws, config, cwd=cwd)  # anything unexpected is raised: the hook logs it, the session goes on

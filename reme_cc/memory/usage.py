@@ -65,9 +65,8 @@ def within_caps(ws: Workspace, config: Config, agent: str = "recorder") -> str |
     return None
 
 
-def usage_today(ws: Workspace, config: Config | None = None) -> dict[str, Any]:
+def usage_today(ws: Workspace, config: Config) -> dict[str, Any]:
     """Today's usage per agent, with the recorder's caps: for ``reme-cc status``."""
-    config = config or Config.load(ws.root)
     data = read_usage(ws)
     out: dict[str, Any] = {"date": data["date"]}
     for agent in sorted(set(data["agents"]) | {"recorder"}):
