@@ -42,7 +42,6 @@ __all__ = [
     "Graph", "GraphNode", "GraphEdge",
 ]
 
-IDLE_RELEASE_S = 120.0  # an idle server lets go of its models and in-memory indexes after this
 
 
 class Index:
@@ -169,7 +168,7 @@ class Index:
     def release_idle(self, idle: float | None = None) -> bool:
         """After ``idle`` seconds without a query, let go of the query model, the vectors' mapping and
         the in-memory BM25 and link graph (see idle.Residency). Returns whether anything was released."""
-        idle = float(os.environ.get("REME_IDLE_RELEASE_S", IDLE_RELEASE_S)) if idle is None else idle
+        idle = self.config.idle_release_s if idle is None else idle
         return self.residency.release_idle(idle)
 
     def trim_memory(self) -> None:
