@@ -5,5 +5,7 @@ runner finds every prompt in any install (docs/ARCHITECTURE.md, "Agent files")."
 
 from setuptools import find_packages, setup
 
-setup(packages=find_packages(include=["reme_cc*"]) + ["reme_cc.prompts", "reme_cc.agents"],
-      package_dir={"reme_cc.agents": "agents"})
+setup(
+    packages=find_packages(include=["reme_cc*"]) + ["reme_cc.prompts", "reme_cc.agents"],
+    package_dir={"reme_cc.agents": "agents"},
+)

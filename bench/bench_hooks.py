@@ -27,7 +27,10 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 HOOK = REPO / "hooks" / "reme_hook.py"
-FIXTURE = Path(__file__).resolve().parents[1] / "tests/fixtures/claude_code/projects/-home-user-project/71d7eee5-6a9d-427a-8f40-f50521713e21.jsonl"
+FIXTURE = (
+    Path(__file__).resolve().parents[1]
+    / "tests/fixtures/claude_code/projects/-home-user-project/71d7eee5-6a9d-427a-8f40-f50521713e21.jsonl"
+)
 SID = "bench000-0000-4000-8000-000000000000"
 
 
@@ -75,7 +78,9 @@ def bench(python: str, mb: float, runs: int, template: list[dict], tmp: Path) ->
     src = tmp / f"t{mb}.jsonl"
     make_transcript(src, mb, template)
     start_mb = round(src.stat().st_size / 2**20, 1)
-    expected = sum(1 for line in src.read_bytes().splitlines() if b'"type":"user"' in line or b'"type":"assistant"' in line)
+    expected = sum(
+        1 for line in src.read_bytes().splitlines() if b'"type":"user"' in line or b'"type":"assistant"' in line
+    )
     first, worker_done = [], []
     for i in range(runs):
         ws = tmp / f"ws-first-{mb}-{i}"
@@ -94,7 +99,9 @@ def bench(python: str, mb: float, runs: int, template: list[dict], tmp: Path) ->
         with open(src, "ab") as fh:
             fh.writelines(turn_lines(template))
         inc.append(run_stop(python, ws, src))
-    total = sum(1 for line in src.read_bytes().splitlines() if b'"type":"user"' in line or b'"type":"assistant"' in line)
+    total = sum(
+        1 for line in src.read_bytes().splitlines() if b'"type":"user"' in line or b'"type":"assistant"' in line
+    )
     assert copied_lines(ws) == total, (copied_lines(ws), total)
     return {
         "size_mb": start_mb, "size_after_runs_mb": round(src.stat().st_size / 2**20, 1),

@@ -46,8 +46,9 @@ def build(root: Path, n: int) -> float:
         (root / rel).parent.mkdir(parents=True, exist_ok=True)
         (root / rel).write_text(text, encoding="utf-8")
     for i in range(n):
-        (big / f"item-{i:06d}.md").write_text(f"# item {i}\nbigword{i} is about topic {i % 97} of the archive\n",
-                                              encoding="utf-8")
+        (big / f"item-{i:06d}.md").write_text(
+            f"# item {i}\nbigword{i} is about topic {i % 97} of the archive\n", encoding="utf-8"
+        )
     return round(time.monotonic() - t, 1)
 
 
@@ -70,8 +71,13 @@ def cold(root: Path, n: int, limit_s: float) -> dict:
             done_at = time.monotonic() - srv.t0
             break
         time.sleep(1.0)
-    out.update({"all_indexed_after_s": round(done_at, 1) if done_at else None,
-                "search_ms_while_indexing": stats(lat), "peak_rss_mb": peak})
+    out.update(
+        {
+            "all_indexed_after_s": round(done_at, 1) if done_at else None,
+            "search_ms_while_indexing": stats(lat),
+            "peak_rss_mb": peak,
+        }
+    )
     srv.close()
     return out
 
@@ -86,8 +92,13 @@ def warm(root: Path, spaced: int) -> dict:
         time.sleep(1.1)
         gap.append(srv.search(q)[0])
     b2b = [srv.search(q)[0] for q in qs]
-    out.update({"spaced_ms": stats(gap), "back_to_back_ms": stats(b2b),
-                "spaced_over_back_to_back_p50": round(stats(gap)["p50"] / stats(b2b)["p50"], 2)})
+    out.update(
+        {
+            "spaced_ms": stats(gap),
+            "back_to_back_ms": stats(b2b),
+            "spaced_over_back_to_back_p50": round(stats(gap)["p50"] / stats(b2b)["p50"], 2),
+        }
+    )
     time.sleep(3)
     out["idle"] = proc_mem(srv.mcp.proc.pid)
     out["freshness"] = next((l for l in srv.call("status", {}).splitlines() if l.startswith("freshness")), None)

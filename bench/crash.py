@@ -72,17 +72,23 @@ def main() -> int:
                 c["temp_files"] += o.temp_files
                 c["dangling"] += o.dangling
                 worst_lock = max(worst_lock, o.lock_seconds)
-                print(f"{name:<10} #{i + 1:<3} kill at {o.delay:5.2f}s killed={int(o.killed)} torn={o.torn_tails} "
-                      f"tmp={o.temp_files} lock={o.lock_seconds * 1000:.2f}ms {time.monotonic() - t0:5.1f}s {o.note}",
-                      flush=True)
+                print(
+                    f"{name:<10} #{i + 1:<3} kill at {o.delay:5.2f}s killed={int(o.killed)} torn={o.torn_tails} "
+                    f"tmp={o.temp_files} lock={o.lock_seconds * 1000:.2f}ms {time.monotonic() - t0:5.1f}s {o.note}",
+                    flush=True,
+                )
     print("\nscenario    runs  killed  recovered  torn-tails  temp-files  dangling")
     for name, c in stats.items():
-        print(f"{name:<10} {c['runs']:>5} {c['killed']:>7} {c['recovered']:>10} {c['torn_tails']:>11} "
-              f"{c['temp_files']:>11} {c['dangling']:>9}")
+        print(
+            f"{name:<10} {c['runs']:>5} {c['killed']:>7} {c['recovered']:>10} {c['torn_tails']:>11} "
+            f"{c['temp_files']:>11} {c['dangling']:>9}"
+        )
     runs = sum(c["runs"] for c in stats.values())
     killed = sum(c["killed"] for c in stats.values())
-    print(f"\n{runs} crash runs, {killed} kills landed inside the work, all recovered; worst lock wait after a kill "
-          f"{worst_lock * 1000:.2f} ms; {time.monotonic() - t_start:.0f}s")
+    print(
+        f"\n{runs} crash runs, {killed} kills landed inside the work, all recovered; worst lock wait after a kill "
+        f"{worst_lock * 1000:.2f} ms; {time.monotonic() - t_start:.0f}s"
+    )
     return 0
 
 

@@ -61,8 +61,18 @@ def one_case(kind: str, path: str) -> None:
     ex = documents._run_child(kind, data)
     secs = time.perf_counter() - t0
     rss = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    print(json.dumps({"seconds": round(secs, 2), "peak_rss_mb": round(rss), "pages": ex.pages,
-                      "chars": len(ex.text), "error": ex.error}, ensure_ascii=False))
+    print(
+        json.dumps(
+            {
+                "seconds": round(secs, 2),
+                "peak_rss_mb": round(rss),
+                "pages": ex.pages,
+                "chars": len(ex.text),
+                "error": ex.error,
+            },
+            ensure_ascii=False,
+        )
+    )
 
 
 def measure_case(kind: str, path: Path) -> dict:
@@ -96,7 +106,9 @@ def libraries(pdf: Path) -> None:
     reader = pypdf.PdfReader(pdf)
     chars2 = sum(len(p.extract_text() or "") for p in reader.pages)
     t2 = time.perf_counter() - t0
-    print(f"pypdf      {n} pages in {t2:.2f} s = {n / t2:,.0f} pages/s ({chars2:,} chars); pypdfium2 is {t2 / t:.1f}x faster")
+    print(
+        f"pypdf      {n} pages in {t2:.2f} s = {n / t2:,.0f} pages/s ({chars2:,} chars); pypdfium2 is {t2 / t:.1f}x faster"
+    )
 
 
 def drop_to_search(work: Path, pages: int) -> None:
@@ -157,8 +169,10 @@ def resource_sync(work: Path, n: int) -> None:
         asyncio.run(resource.sync_resources(ctx, today="2026-06-20", summarize=never))
     hash_all = time.perf_counter() - t0
     ctx.close()
-    print(f"resource sync, nothing changed, {n} files x 1 MB: stat first {stat_first * 1000:.0f} ms, "
-          f"read+hash all (before) {hash_all * 1000:.0f} ms = {hash_all / stat_first:.0f}x")
+    print(
+        f"resource sync, nothing changed, {n} files x 1 MB: stat first {stat_first * 1000:.0f} ms, "
+        f"read+hash all (before) {hash_all * 1000:.0f} ms = {hash_all / stat_first:.0f}x"
+    )
 
 
 def main() -> None:
@@ -177,8 +191,10 @@ def main() -> None:
     libraries(report)
     from reme_cc.notes import documents
 
-    print(f"bounds: wall {documents.TIMEOUT_S:.0f} s, CPU {documents.CPU_S} s, address space "
-          f"{documents.MEMORY_BYTES // (1024 * 1024)} MB")
+    print(
+        f"bounds: wall {documents.TIMEOUT_S:.0f} s, CPU {documents.CPU_S} s, address space "
+        f"{documents.MEMORY_BYTES // (1024 * 1024)} MB"
+    )
     cases = [
         (f"{args.pages}-page report (zh/en + tables)", "pdf", report),
         ("50 MB PDF (50 pages, a picture each)", "pdf", big_pdf(work / "big.pdf", 50, 1.0)),
@@ -194,8 +210,10 @@ def main() -> None:
         r = measure_case(kind, path)
         size = path.stat().st_size / (1024 * 1024)
         rate = f", {r['pages'] / r['seconds']:,.0f} pages/s" if r["pages"] and not r["error"] else ""
-        print(f"  {label:<45} {size:7.1f} MB  {r['seconds']:6.2f} s  peak {r['peak_rss_mb']:5d} MB{rate}  "
-              f"-> {r['error'] or str(r['chars']) + ' chars'}")
+        print(
+            f"  {label:<45} {size:7.1f} MB  {r['seconds']:6.2f} s  peak {r['peak_rss_mb']:5d} MB{rate}  "
+            f"-> {r['error'] or str(r['chars']) + ' chars'}"
+        )
     drop_to_search(work, args.pages)
     resource_sync(work, args.resources)
     print(f"load average at end: {os.getloadavg()[0]:.2f}")

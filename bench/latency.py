@@ -18,7 +18,7 @@ import random
 import sys
 import time
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -89,8 +89,12 @@ def main() -> None:
     ap, root_of = workspace_args()
     ap.add_argument("--prepare", action="store_true")
     ap.add_argument("--fusion", default="notes", help="search_fusion rule (notes, rrf-0.7, ...)")
-    ap.add_argument("--keyword", choices=("numpy", "fts5"), default="numpy",
-                    help="keyword half: the in-memory numpy BM25 (default) or FTS5's bm25() (the earlier path)")
+    ap.add_argument(
+        "--keyword",
+        choices=("numpy", "fts5"),
+        default="numpy",
+        help="keyword half: the in-memory numpy BM25 (default) or FTS5's bm25() (the earlier path)",
+    )
     a = ap.parse_args()
     root = root_of(a)
     fig: dict = {"workspace": str(root), "load_avg_start": os.getloadavg()[0]}
@@ -112,13 +116,14 @@ def main() -> None:
     fig["vectors"] = idx.vectors.store.count
     model = idx.vectors.embedder("query")
 
-    parts: dict[str, list[float]] = {k: [] for k in ("hybrid", "bm25_only", "no_expansion", "embed", "bm25_sql", "bm25_numpy",
-                                                     "vectors", "expand")}
+    parts: dict[str, list[float]] = {
+        k: [] for k in ("hybrid", "bm25_only", "no_expansion", "embed", "bm25_sql", "bm25_numpy", "vectors", "expand")
+    }
     CPU.clear()
     for q in qs:
         idx.writer.last_sync = time.monotonic()  # the freshness walk is measured on its own below
         parts["hybrid"].append(ms(lambda: idx.search(q, limit=5)))
-    fig["hybrid_cpu_ms"] = {"p50": pct(CPU, .5), "p95": pct(CPU, .95)}
+    fig["hybrid_cpu_ms"] = {"p50": pct(CPU, 0.5), "p95": pct(CPU, 0.95)}
     for q in qs:
         idx.writer.last_sync = time.monotonic()
         parts["bm25_only"].append(ms(lambda: run_search(idx, q, 5, modes=("keyword",))))
@@ -133,12 +138,12 @@ def main() -> None:
     for _ in qs[:100]:
         parts["vectors"].append(ms(lambda: idx.vectors.store.search(qv, 25)))
         parts["expand"].append(ms(lambda: idx.read(lambda c: neighbors(c, [h.path for h in hits]))))
-    fig["ms"] = {k: {"p50": pct(v, .5), "p95": pct(v, .95)} for k, v in parts.items() if v}
+    fig["ms"] = {k: {"p50": pct(v, 0.5), "p95": pct(v, 0.95)} for k, v in parts.items() if v}
     fig["rss_mb"] = round(rss_mb(), 1)
 
     CPU.clear()
     sync_ms = [ms(lambda: idx.sync()) for _ in range(10)]
-    fig["sync_nochange_ms"] = {"p50": pct(sync_ms, .5), "max": round(max(sync_ms), 1), "cpu_p50": pct(CPU, .5)}
+    fig["sync_nochange_ms"] = {"p50": pct(sync_ms, 0.5), "max": round(max(sync_ms), 1), "cpu_p50": pct(CPU, 0.5)}
     # a hand edit in place: visible to the next sync
     paths = sorted(p for p in (root / "digest").rglob("*.md"))
     edit_ms = []
@@ -146,7 +151,7 @@ def main() -> None:
         f = paths[i]
         f.write_text(f.read_text(encoding="utf-8") + f"\nedit {time.time_ns()}\n", encoding="utf-8")
         edit_ms.append(ms(lambda: idx.sync()))
-    fig["sync_one_edit_ms"] = {"p50": pct(edit_ms, .5), "max": round(max(edit_ms), 1)}
+    fig["sync_one_edit_ms"] = {"p50": pct(edit_ms, 0.5), "max": round(max(edit_ms), 1)}
     fig["load_avg_end"] = os.getloadavg()[0]
     idx.close()
     print(json.dumps(fig, indent=2, ensure_ascii=False))

@@ -67,13 +67,17 @@ def main() -> int:
             ctx.close()
     n, g = len(pc.PAIRS), len(pc.GENERAL)
     print(f"{n} conflicting pairs, {g} general preferences, embedding={args.embedding}")
-    print("| mode | alpha's note first (from alpha) | beta's first (from beta) | both top-2 (unrelated folder) "
-          "| general found in top 3 (alpha / beta / unrelated) |")
+    print(
+        "| mode | alpha's note first (from alpha) | beta's first (from beta) | both top-2 (unrelated folder) "
+        "| general found in top 3 (alpha / beta / unrelated) |"
+    )
     print("|---|---|---|---|---|")
     for label, fig in rows:
         gf = fig.general_found
-        print(f"| {label} | {fig.own_first['alpha']}/{n} | {fig.own_first['beta']}/{n} | {fig.both_top2}/{n} "
-              f"| {gf['alpha']}/{g} / {gf['beta']}/{g} / {gf['elsewhere']}/{g} |")
+        print(
+            f"| {label} | {fig.own_first['alpha']}/{n} | {fig.own_first['beta']}/{n} | {fig.both_top2}/{n} "
+            f"| {gf['alpha']}/{g} / {gf['beta']}/{g} / {gf['elsewhere']}/{g} |"
+        )
     report_times("search p50", times)
     if args.large:
         report_times(f"search p50 on {args.large}", time_large(Path(args.large), args.rounds))
@@ -82,8 +86,10 @@ def main() -> int:
 
 def report_times(what: str, times: dict[str, list[float]]) -> None:
     p50 = {k: statistics.median(v) for k, v in times.items()}
-    print(f"{what}: {p50['default']:.2f} ms with the preference, {p50['all']:.2f} ms without "
-          f"(ratio {p50['default'] / p50['all']:.2f}x; {len(times['all'])} searches each)")
+    print(
+        f"{what}: {p50['default']:.2f} ms with the preference, {p50['all']:.2f} ms without "
+        f"(ratio {p50['default'] / p50['all']:.2f}x; {len(times['all'])} searches each)"
+    )
 
 
 def time_large(root: Path, rounds: int) -> dict[str, list[float]]:

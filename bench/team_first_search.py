@@ -33,7 +33,8 @@ def build(work: Path, notes: int) -> tuple[Path, Path]:
     shutil.rmtree(work, ignore_errors=True)
     (ws / "digest" / "personal").mkdir(parents=True)
     (ws / "digest" / "personal" / "pref.md").write_text(
-        "---\nname: pref\ndescription: d\n---\nThe user likes topic summaries.\n", encoding="utf-8")
+        "---\nname: pref\ndescription: d\n---\nThe user likes topic summaries.\n", encoding="utf-8"
+    )
     repo.mkdir(parents=True)
     subprocess.run(["git", "init", "-q", str(repo)], check=True)
     daily = repo / ".reme" / "daily" / "2026-06-20"
@@ -62,9 +63,11 @@ def one_run(ws: Path, repo: Path, full_s: float) -> dict:
         t = time.monotonic()
         res = all_tools()["search"].run(ctx, {"query": "topic summaries"})
         first = time.monotonic() - t
-        row = {"first_search_s": round(first, 2),
-               "personal_hit_first": bool(res.results) and res.results[0].path == "digest/personal/pref.md",
-               "team_note": next((w for w in res.warnings if "team memory" in w), None)}
+        row = {
+            "first_search_s": round(first, 2),
+            "personal_hit_first": bool(res.results) and res.results[0].path == "digest/personal/pref.md",
+            "team_note": next((w for w in res.warnings if "team memory" in w), None),
+        }
         from reme_cc.tools.recall_scope import team_context
 
         team, _ = team_context(ctx)

@@ -4,6 +4,7 @@
 Standard library only and independent of the plugin's virtualenv: it puts the plugin root on
 sys.path and runs reme_cc.hooks. Always exits 0 and prints nothing except the SessionStart brief.
 """
+
 import os
 import sys
 

@@ -36,7 +36,8 @@ import os
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
+from collections.abc import Mapping
 
 from .errors import AgentError, InvalidInputError, NotFoundError, ReMeError
 from .tools import AGENT_TOOLS, Context, Tool, ToolResult, agent_tool, all_tools  # noqa: F401 (re-exported)
@@ -101,7 +102,7 @@ def registry_name(tool_name: str) -> str:
     """``mcp__plugin_reme_reme__read`` / ``mcp__reme__read`` / ``read`` -> ``read``."""
     for prefix in (PLUGIN_TOOL_PREFIX, SDK_TOOL_PREFIX):
         if tool_name.startswith(prefix):
-            return tool_name[len(prefix):]
+            return tool_name[len(prefix) :]
     return tool_name
 
 
@@ -125,8 +126,13 @@ def parse_agent(text: str, source: str = "<agent>") -> AgentSpec:
         raise InvalidInputError(f"{source}: the body (the agent's system prompt) is empty")
     model = note.meta.get("model")
     model = str(model).strip() if model else None
-    return AgentSpec(name, str(note.meta.get("description") or "").strip(), note.body.strip() + "\n",
-                     _split_tools(note.meta.get("tools")), None if model in (None, "", "inherit") else model)
+    return AgentSpec(
+        name,
+        str(note.meta.get("description") or "").strip(),
+        note.body.strip() + "\n",
+        _split_tools(note.meta.get("tools")),
+        None if model in (None, "", "inherit") else model,
+    )
 
 
 def load_agent(name: str) -> AgentSpec:
@@ -135,8 +141,10 @@ def load_agent(name: str) -> AgentSpec:
         path = folder / f"{name}.md"
         if path.is_file():
             return parse_agent(path.read_text(encoding="utf-8"), str(path))
-    raise NotFoundError(f"agent prompt {name}.md not found in {', '.join(map(str, dirs))}: this reme-cc "
-                        "install lacks its package data; reinstall it (plugin: `scripts/launch.py --rebuild`)")
+    raise NotFoundError(
+        f"agent prompt {name}.md not found in {', '.join(map(str, dirs))}: this reme-cc "
+        "install lacks its package data; reinstall it (plugin: `scripts/launch.py --rebuild`)"
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -160,8 +168,11 @@ class AgentRun:
 
     def add_usage(self, usage: Any) -> None:
         get = usage.get if isinstance(usage, dict) else (lambda k, d=0: getattr(usage, k, d))
-        self.usage["input_tokens"] += int(get("input_tokens", 0) or 0) + int(
-            get("cache_creation_input_tokens", 0) or 0) + int(get("cache_read_input_tokens", 0) or 0)
+        self.usage["input_tokens"] += (
+            int(get("input_tokens", 0) or 0)
+            + int(get("cache_creation_input_tokens", 0) or 0)
+            + int(get("cache_read_input_tokens", 0) or 0)
+        )
         self.usage["output_tokens"] += int(get("output_tokens", 0) or 0)
 
 
@@ -212,11 +223,20 @@ def backend_for(ctx: Context) -> str:
 # public API
 
 
-async def run_agent(ctx: Context, agent: str | AgentSpec, prompt: str, *, tools: list[str] | None = None,
-                    subagents: dict[str, AgentSpec] | None = None, model: str | None = None,
-                    timeout: float | None = None, max_turns: int | None = None,
-                    retries: int | None = None, backend: str | None = None,
-                    bind: Mapping[str, Any] | None = None) -> AgentRun:
+async def run_agent(
+    ctx: Context,
+    agent: str | AgentSpec,
+    prompt: str,
+    *,
+    tools: list[str] | None = None,
+    subagents: dict[str, AgentSpec] | None = None,
+    model: str | None = None,
+    timeout: float | None = None,
+    max_turns: int | None = None,
+    retries: int | None = None,
+    backend: str | None = None,
+    bind: Mapping[str, Any] | None = None,
+) -> AgentRun:
     """Run ``agent`` on ``prompt`` with only ``tools`` (default: the spec's) and return an AgentRun.
     ``bind``: values for this run's tools (the recorder's ``card``: the one card its daily_write writes).
 
@@ -241,7 +261,8 @@ async def run_agent(ctx: Context, agent: str | AgentSpec, prompt: str, *, tools:
         attempt += 1
         run = AgentRun(backend=chosen, attempts=attempt)
         coro = (_run_sdk if chosen == "sdk" else _run_anthropic)(
-            ctx, spec, prompt, tool_objs, subs, sub_tools, model, max_turns, retries, run)
+            ctx, spec, prompt, tool_objs, subs, sub_tools, model, max_turns, retries, run
+        )
         remaining = max(0.1, timeout - (time.monotonic() - started)) if timeout else None
         try:
             await asyncio.wait_for(coro, remaining)
@@ -301,11 +322,28 @@ def agent_env() -> dict[str, str]:
     }
 
 
-async def _run_sdk(ctx: Context, spec: AgentSpec, prompt: str, tool_objs: list[Tool[Any]],
-                   subs: dict[str, AgentSpec], sub_tools: dict[str, list[Tool[Any]]], model: str,
-                   max_turns: int, retries: int, run: AgentRun) -> None:
-    from claude_agent_sdk import (AgentDefinition, AssistantMessage, ClaudeAgentOptions, ResultMessage,
-                                  SdkMcpTool, TextBlock, create_sdk_mcp_server, query)
+async def _run_sdk(
+    ctx: Context,
+    spec: AgentSpec,
+    prompt: str,
+    tool_objs: list[Tool[Any]],
+    subs: dict[str, AgentSpec],
+    sub_tools: dict[str, list[Tool[Any]]],
+    model: str,
+    max_turns: int,
+    retries: int,
+    run: AgentRun,
+) -> None:
+    from claude_agent_sdk import (
+        AgentDefinition,
+        AssistantMessage,
+        ClaudeAgentOptions,
+        ResultMessage,
+        SdkMcpTool,
+        TextBlock,
+        create_sdk_mcp_server,
+        query,
+    )
 
     every = {t.name: t for t in tool_objs}
     for tl in sub_tools.values():
@@ -325,10 +363,15 @@ async def _run_sdk(ctx: Context, spec: AgentSpec, prompt: str, tool_objs: list[T
     if subs:
         builtins = [SUBAGENT_TOOL]
         allowed.append(SUBAGENT_TOOL)
-        agents = {k: AgentDefinition(description=s.description or k, prompt=s.prompt,
-                                     tools=[sdk_tool_name(t.name) for t in sub_tools[k]],
-                                     model=s.model or "inherit")
-                  for k, s in subs.items()}
+        agents = {
+            k: AgentDefinition(
+                description=s.description or k,
+                prompt=s.prompt,
+                tools=[sdk_tool_name(t.name) for t in sub_tools[k]],
+                model=s.model or "inherit",
+            )
+            for k, s in subs.items()
+        }
         for tl in sub_tools.values():
             allowed += [sdk_tool_name(t.name) for t in tl if sdk_tool_name(t.name) not in allowed]
     env = agent_env()
@@ -365,15 +408,19 @@ async def _run_sdk(ctx: Context, spec: AgentSpec, prompt: str, tool_objs: list[T
                 if message.is_error:
                     detail = message.result or "; ".join(message.errors or []) or message.subtype
                     status = message.api_error_status
-                    run.error = f"agent failed ({message.subtype}{f', HTTP {status}' if status else ''}): {detail}"[:500]
+                    run.error = f"agent failed ({message.subtype}{f', HTTP {status}' if status else ''}): {detail}"[
+                        :500
+                    ]
                 elif message.result:
                     texts = [message.result]
     except Exception as exc:  # the CLI is missing, cannot start, or died: say so with its own words
         await asyncio.sleep(0.2)  # let the stderr reader catch the last lines
         said = " | ".join(ln.strip() for ln in stderr_tail[-3:] if ln.strip())
         cli = options.cli_path or "the bundled Claude CLI"
-        run.error = (f"the Claude CLI ({cli}) failed: {type(exc).__name__}: {exc}".rstrip(": ")
-                     + (f"; it said: {said}" if said else ""))[:500]
+        run.error = (
+            f"the Claude CLI ({cli}) failed: {type(exc).__name__}: {exc}".rstrip(": ")
+            + (f"; it said: {said}" if said else "")
+        )[:500]
         raise
     run.text = "\n".join(texts).strip()
     if run.error is None and not run.turns and not run.text and stderr_tail:
@@ -388,27 +435,44 @@ def _anthropic_tools(tools: list[Tool[Any]], subs: dict[str, AgentSpec]) -> list
     out = [{"name": t.name, "description": t.description, "input_schema": _tool_schema(t)} for t in tools]
     if subs:
         listing = "\n".join(f"- {k}: {s.description}" for k, s in subs.items())
-        out.append({
-            "name": SUBAGENT_TOOL,
-            "description": "Launch a subagent to handle a task on its own; returns its final answer. "
-                           "Several Agent calls in one reply run in parallel. Available agents:\n" + listing,
-            "input_schema": {"type": "object", "properties": {
-                "subagent_type": {"type": "string", "enum": sorted(subs)},
-                "description": {"type": "string", "description": "a short (3-5 word) task label"},
-                "prompt": {"type": "string", "description": "the complete task for the subagent"}},
-                "required": ["subagent_type", "prompt"]},
-        })
+        out.append(
+            {
+                "name": SUBAGENT_TOOL,
+                "description": "Launch a subagent to handle a task on its own; returns its final answer. "
+                "Several Agent calls in one reply run in parallel. Available agents:\n" + listing,
+                "input_schema": {
+                    "type": "object",
+                    "properties": {
+                        "subagent_type": {"type": "string", "enum": sorted(subs)},
+                        "description": {"type": "string", "description": "a short (3-5 word) task label"},
+                        "prompt": {"type": "string", "description": "the complete task for the subagent"},
+                    },
+                    "required": ["subagent_type", "prompt"],
+                },
+            }
+        )
     return out
 
 
-async def _run_anthropic(ctx: Context, spec: AgentSpec, prompt: str, tool_objs: list[Tool[Any]],
-                         subs: dict[str, AgentSpec], sub_tools: dict[str, list[Tool[Any]]], model: str,
-                         max_turns: int, retries: int, run: AgentRun) -> None:
+async def _run_anthropic(
+    ctx: Context,
+    spec: AgentSpec,
+    prompt: str,
+    tool_objs: list[Tool[Any]],
+    subs: dict[str, AgentSpec],
+    sub_tools: dict[str, list[Tool[Any]]],
+    model: str,
+    max_turns: int,
+    retries: int,
+    run: AgentRun,
+) -> None:
     import anthropic
 
     key = ctx.config.anthropic_api_key or os.environ.get("ANTHROPIC_API_KEY", "")
     if not key:
-        raise AgentError("the anthropic backend needs an API key: set REME_ANTHROPIC_API_KEY (or use agent_backend=sdk)")
+        raise AgentError(
+            "the anthropic backend needs an API key: set REME_ANTHROPIC_API_KEY (or use agent_backend=sdk)"
+        )
     # base_url: ANTHROPIC_BASE_URL is honoured by the client itself
     client = anthropic.AsyncAnthropic(api_key=key, max_retries=retries)
     try:
@@ -417,9 +481,19 @@ async def _run_anthropic(ctx: Context, spec: AgentSpec, prompt: str, tool_objs: 
         await client.close()
 
 
-async def _loop(client: Any, ctx: Context, spec: AgentSpec, prompt: str, tool_objs: list[Tool[Any]],
-                subs: dict[str, AgentSpec], sub_tools: dict[str, list[Tool[Any]]], model: str, max_turns: int,
-                run: AgentRun, top: bool) -> str:
+async def _loop(
+    client: Any,
+    ctx: Context,
+    spec: AgentSpec,
+    prompt: str,
+    tool_objs: list[Tool[Any]],
+    subs: dict[str, AgentSpec],
+    sub_tools: dict[str, list[Tool[Any]]],
+    model: str,
+    max_turns: int,
+    run: AgentRun,
+    top: bool,
+) -> str:
     import anthropic
 
     by_name = {t.name: t for t in tool_objs}
@@ -467,15 +541,34 @@ async def _loop(client: Any, ctx: Context, spec: AgentSpec, prompt: str, tool_ob
     return final
 
 
-async def _subagent(client: Any, ctx: Context, subs: dict[str, AgentSpec], sub_tools: dict[str, list[Tool[Any]]],
-                    model: str, max_turns: int, run: AgentRun, args: dict[str, Any]) -> tuple[str, bool]:
+async def _subagent(
+    client: Any,
+    ctx: Context,
+    subs: dict[str, AgentSpec],
+    sub_tools: dict[str, list[Tool[Any]]],
+    model: str,
+    max_turns: int,
+    run: AgentRun,
+    args: dict[str, Any],
+) -> tuple[str, bool]:
     kind = str(args.get("subagent_type", ""))
     if kind not in subs:
         return f"error: unknown subagent_type {kind!r}; use one of {', '.join(sorted(subs))}", True
     spec = subs[kind]
     before = run.error
-    text = await _loop(client, ctx, spec, str(args.get("prompt", "")), sub_tools[kind], {}, {},
-                       spec.model or model, max_turns, run, top=False)
+    text = await _loop(
+        client,
+        ctx,
+        spec,
+        str(args.get("prompt", "")),
+        sub_tools[kind],
+        {},
+        {},
+        spec.model or model,
+        max_turns,
+        run,
+        top=False,
+    )
     if run.error != before:  # a subagent's API failure is its result, not the whole run's
         err, run.error = run.error, before
         return f"error: subagent {kind} failed: {err}", True
@@ -485,8 +578,16 @@ async def _subagent(client: Any, ctx: Context, subs: dict[str, AgentSpec], sub_t
 
 def describe(run: AgentRun) -> str:
     """One log line for a run."""
-    return json.dumps({"backend": run.backend, "turns": run.turns, "attempts": run.attempts, "usage": run.usage,
-                       "tool_calls": [c["name"] for c in run.tool_calls], "error": run.error})
+    return json.dumps(
+        {
+            "backend": run.backend,
+            "turns": run.turns,
+            "attempts": run.attempts,
+            "usage": run.usage,
+            "tool_calls": [c["name"] for c in run.tool_calls],
+            "error": run.error,
+        }
+    )
 
 
 class Runner:

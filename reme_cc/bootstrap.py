@@ -168,8 +168,16 @@ def spawn_detached(argv: list[str], log_path: Path, *, env: dict[str, str] | Non
     It works in TRUSTED_CWD: every argument it needs is passed as an absolute path."""
     log_path.parent.mkdir(parents=True, exist_ok=True)
     with open(log_path, "ab") as log:
-        proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log, cwd=str(TRUSTED_CWD),
-                                env=dict(os.environ, **(env or {})), start_new_session=True, close_fds=True)
+        proc = subprocess.Popen(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=log,
+            cwd=str(TRUSTED_CWD),
+            env=dict(os.environ, **(env or {})),
+            start_new_session=True,
+            close_fds=True,
+        )
     return proc.pid
 
 
@@ -178,13 +186,17 @@ def ensure_env(*, rebuild: bool = False, lock_timeout: float = 900.0, quiet: boo
     if not rebuild and env_ready():
         return env_python()
     if sys.version_info < MIN_PYTHON:
-        raise BootstrapError(f"reme needs Python >= {MIN_PYTHON[0]}.{MIN_PYTHON[1]} but `{sys.executable}` is "
-                             f"{sys.version.split()[0]}; install a newer python3 and restart Claude Code")
+        raise BootstrapError(
+            f"reme needs Python >= {MIN_PYTHON[0]}.{MIN_PYTHON[1]} but `{sys.executable}` is "
+            f"{sys.version.split()[0]}; install a newer python3 and restart Claude Code"
+        )
     data = data_dir()
     try:
         data.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
-        raise BootstrapError(f"cannot create the plugin data folder {data} ({exc.strerror}); check its permissions")
+        raise BootstrapError(
+            f"cannot create the plugin data folder {data} ({exc.strerror}); check its permissions"
+        ) from None
     from .workspace import file_lock  # stdlib too
     from .errors import LockedError
 
@@ -194,8 +206,10 @@ def ensure_env(*, rebuild: bool = False, lock_timeout: float = 900.0, quiet: boo
                 return env_python()
             _build(venv_dir(), quiet=quiet)
     except LockedError:
-        raise BootstrapError(f"another process has been building the reme environment for over "
-                             f"{lock_timeout:.0f}s; wait, or delete {data} and retry") from None
+        raise BootstrapError(
+            f"another process has been building the reme environment for over "
+            f"{lock_timeout:.0f}s; wait, or delete {data} and retry"
+        ) from None
     return env_python()
 
 
@@ -206,8 +220,10 @@ def _build(venv: Path, *, quiet: bool) -> None:
     t0 = time.monotonic()
     uv = shutil.which("uv")
     if uv:
-        steps = [[uv, "venv", "--python", sys.executable, str(venv)],
-                 [uv, "pip", "install", "--python", str(_bin(venv, "python")), str(root)]]
+        steps = [
+            [uv, "venv", "--python", sys.executable, str(venv)],
+            [uv, "pip", "install", "--python", str(_bin(venv, "python")), str(root)],
+        ]
     else:
         pip = [str(_bin(venv, "python")), "-m", "pip", "install", "--disable-pip-version-check", "--no-input"]
         # the pip a distribution's venv brings (23.0 on Debian 12) still builds sdists such as jieba
@@ -221,8 +237,9 @@ def _build(venv: Path, *, quiet: bool) -> None:
             log.write(f"$ {' '.join(cmd)}\n")
             log.flush()
             try:
-                rc = subprocess.run(cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                    cwd=str(data)).returncode
+                rc = subprocess.run(
+                    cmd, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, cwd=str(data)
+                ).returncode
             except OSError as exc:
                 rc, log_tail = -1, str(exc)
             else:
@@ -231,8 +248,17 @@ def _build(venv: Path, *, quiet: bool) -> None:
                 log.flush()
                 _fail(venv, cmd, rc, log_tail or _tail(log_path), log_path)
     elapsed = time.monotonic() - t0
-    (venv / READY).write_text(json.dumps({"env": venv.name, "root": str(root), "seconds": round(elapsed, 1),
-                                          "built": time.strftime("%Y-%m-%dT%H:%M:%S"), "installer": "uv" if uv else "pip"}))
+    (venv / READY).write_text(
+        json.dumps(
+            {
+                "env": venv.name,
+                "root": str(root),
+                "seconds": round(elapsed, 1),
+                "built": time.strftime("%Y-%m-%dT%H:%M:%S"),
+                "installer": "uv" if uv else "pip",
+            }
+        )
+    )
     (data / ERROR_FILE).unlink(missing_ok=True)
     for old in data.glob("venv-*"):  # previous versions; a server still running from one keeps its open files
         if old != venv:
@@ -251,23 +277,37 @@ def _tail(path: Path) -> str:
 
 
 def _fail(venv: Path, cmd: list[str], rc: int, detail: str, log_path: Path) -> None:
-    step = "creating the virtualenv" if ("venv" in cmd) else ("installing packages" if "install" in cmd
-                                                               else "checking the installed package")
-    hint = ("install the venv module (e.g. `sudo apt install python3-venv`)" if step.startswith("creating")
-            else "check the network/proxy for pypi.org or free disk space")
-    message = (f"reme could not prepare its Python environment: {step} failed (exit {rc}: {detail}); "
-               f"log: {log_path}; fix: {hint}, then run `python3 {plugin_root()}/scripts/launch.py --rebuild` "
-               f"or restart Claude Code")
+    step = (
+        "creating the virtualenv"
+        if ("venv" in cmd)
+        else ("installing packages" if "install" in cmd else "checking the installed package")
+    )
+    hint = (
+        "install the venv module (e.g. `sudo apt install python3-venv`)"
+        if step.startswith("creating")
+        else "check the network/proxy for pypi.org or free disk space"
+    )
+    message = (
+        f"reme could not prepare its Python environment: {step} failed (exit {rc}: {detail}); "
+        f"log: {log_path}; fix: {hint}, then run `python3 {plugin_root()}/scripts/launch.py --rebuild` "
+        f"or restart Claude Code"
+    )
     shutil.rmtree(venv, ignore_errors=True)
-    (venv.parent / ERROR_FILE).write_text(json.dumps({"stamp": stamp(), "message": message, "command": cmd,
-                                                      "time": time.strftime("%Y-%m-%dT%H:%M:%S")}))
+    (venv.parent / ERROR_FILE).write_text(
+        json.dumps({"stamp": stamp(), "message": message, "command": cmd, "time": time.strftime("%Y-%m-%dT%H:%M:%S")})
+    )
     raise BootstrapError(message)
 
 
 def status() -> dict[str, object]:
     ready = env_ready()
-    info: dict[str, object] = {"python": str(env_python()), "ready": ready, "data_dir": str(data_dir()),
-                               "stamp": stamp(), "error": last_error()}
+    info: dict[str, object] = {
+        "python": str(env_python()),
+        "ready": ready,
+        "data_dir": str(data_dir()),
+        "stamp": stamp(),
+        "error": last_error(),
+    }
     marker = venv_dir() / READY
     if marker.is_file():
         try:

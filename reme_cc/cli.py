@@ -25,7 +25,8 @@ import sys
 import types
 import typing
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
+from collections.abc import Sequence
 
 from .errors import ReMeError
 
@@ -137,11 +138,19 @@ def _add_globals(p: argparse.ArgumentParser, *, top: bool) -> None:
     # An extension that defines one of them itself keeps its own.
     default = None if top else argparse.SUPPRESS
     if "--workspace" not in p._option_string_actions:
-        p.add_argument("--workspace", metavar="DIR", default=default,
-                       help="memory workspace folder (default: $REME_WORKSPACE or ~/.reme)")
+        p.add_argument(
+            "--workspace",
+            metavar="DIR",
+            default=default,
+            help="memory workspace folder (default: $REME_WORKSPACE or ~/.reme)",
+        )
     if "--json" not in p._option_string_actions:
-        p.add_argument("--json", action="store_true", default=False if top else argparse.SUPPRESS,
-                       help="print machine-readable JSON instead of text")
+        p.add_argument(
+            "--json",
+            action="store_true",
+            default=False if top else argparse.SUPPRESS,
+            help="print machine-readable JSON instead of text",
+        )
 
 
 # every other command works on a workspace that exists (doctor checks it and says so itself)
@@ -157,8 +166,10 @@ def _check_workspace(args: argparse.Namespace) -> None:
     path = Path(os.path.expanduser(given))
     if not path.is_dir():
         what = "is not a folder" if path.exists() else "does not exist"
-        raise UsageError(f"--workspace {given} {what}; check the path, or create a workspace there with "
-                         f"`{PROG} init {given}` (the default workspace is $REME_WORKSPACE or ~/.reme)")
+        raise UsageError(
+            f"--workspace {given} {what}; check the path, or create a workspace there with "
+            f"`{PROG} init {given}` (the default workspace is $REME_WORKSPACE or ~/.reme)"
+        )
 
 
 def _context(args: argparse.Namespace) -> Any:
@@ -289,22 +300,31 @@ def _cmd_demo(args: argparse.Namespace) -> int:
 
 
 def _register_builtin(subparsers: Any) -> None:
-    p = subparsers.add_parser("init", help="Create a memory workspace (optionally a git repository).",
-                              description="Create the workspace folders (session/, resource/, daily/, digest/…).")
+    p = subparsers.add_parser(
+        "init",
+        help="Create a memory workspace (optionally a git repository).",
+        description="Create the workspace folders (session/, resource/, daily/, digest/…).",
+    )
     _add_globals(p, top=False)
     p.add_argument("dir", nargs="?", help="workspace folder (default: --workspace, $REME_WORKSPACE or ~/.reme)")
     p.add_argument("--git", action="store_true", help="make it a git repository with metadata/ ignored")
     p.set_defaults(func=_cmd_init)
-    p = subparsers.add_parser("demo", help="Watch the whole memory loop in a demo workspace (about a minute).",
-                              description="A Claude Code session with this plugin (the real CLI and hooks) -> its "
-                              "transcript copy -> the recorder's daily card -> the dream's digest node -> what the "
-                              "next session recalls. Offline scripted model unless --real.")
+    p = subparsers.add_parser(
+        "demo",
+        help="Watch the whole memory loop in a demo workspace (about a minute).",
+        description="A Claude Code session with this plugin (the real CLI and hooks) -> its "
+        "transcript copy -> the recorder's daily card -> the dream's digest node -> what the "
+        "next session recalls. Offline scripted model unless --real.",
+    )
     _add_globals(p, top=False)
     p.add_argument("dir", nargs="?", help="demo workspace folder (default: --workspace or ./reme-demo)")
     p.add_argument("--query", default=None, help="the follow-up prompt to recall for (default: a sample question)")
-    p.add_argument("--real", action="store_true",
-                   help="use the real model (your Claude login or ANTHROPIC_API_KEY; spends a few cents) "
-                        "instead of the offline scripted model")
+    p.add_argument(
+        "--real",
+        action="store_true",
+        help="use the real model (your Claude login or ANTHROPIC_API_KEY; spends a few cents) "
+        "instead of the offline scripted model",
+    )
     p.set_defaults(func=_cmd_demo)
 
 
@@ -339,8 +359,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:  # noqa: BLE001 - a bug: still one line, the traceback on request
         if debug:
             raise
-        print(f"{PROG}: internal error: {type(exc).__name__}: {exc} (set REME_DEBUG=1 for the traceback)",
-              file=sys.stderr)
+        print(
+            f"{PROG}: internal error: {type(exc).__name__}: {exc} (set REME_DEBUG=1 for the traceback)", file=sys.stderr
+        )
         return 1
 
 

@@ -19,8 +19,14 @@ CONFIG_FILE = "config.json"
 # Settings that decide where data leaves the machine. They come from the user only: the environment,
 # plugin options, or config.json — which no tool or agent can reach (notes/store.py). Every change of
 # one is logged to metadata/logs/settings.log (secrets as a fingerprint, never the value).
-REMOTE_SETTINGS = ("embedding", "embedding_base_url", "embedding_model", "embedding_api_key", "agent_backend",
-                   "anthropic_api_key")
+REMOTE_SETTINGS = (
+    "embedding",
+    "embedding_base_url",
+    "embedding_model",
+    "embedding_api_key",
+    "agent_backend",
+    "anthropic_api_key",
+)
 SECRET_SETTINGS = ("embedding_api_key", "anthropic_api_key")
 SEEN_FILE = "metadata/remote-settings.json"
 
@@ -63,7 +69,7 @@ class Config:
     team_extract_s: float = 120.0  # seconds of document extraction a session spends on one repository
 
     @classmethod
-    def load(cls, workspace_root: Path | None = None, env: dict[str, str] | None = None) -> "Config":
+    def load(cls, workspace_root: Path | None = None, env: dict[str, str] | None = None) -> Config:
         env = dict(os.environ) if env is None else env
         values: dict[str, Any] = {}
         origin: dict[str, str] = {}
@@ -100,8 +106,11 @@ class Config:
             seen = None
         if not isinstance(seen, dict):
             seen = {k: _fingerprint(k, getattr(Config, k)) for k in REMOTE_SETTINGS}  # first run: the defaults
-        lines = [f"{k} changed: {seen.get(k)!r} -> {now[k]!r} (from {origin.get(k, 'the default')})"
-                 for k in REMOTE_SETTINGS if seen.get(k) != now[k]]
+        lines = [
+            f"{k} changed: {seen.get(k)!r} -> {now[k]!r} (from {origin.get(k, 'the default')})"
+            for k in REMOTE_SETTINGS
+            if seen.get(k) != now[k]
+        ]
         if not lines:
             return []
         try:
@@ -119,7 +128,7 @@ class Config:
         return lines
 
     @classmethod
-    def from_mapping(cls, values: dict[str, Any]) -> "Config":
+    def from_mapping(cls, values: dict[str, Any]) -> Config:
         known = {f.name: f for f in fields(cls)}
         kwargs: dict[str, Any] = {}
         for key, raw in values.items():
@@ -129,7 +138,7 @@ class Config:
             kwargs[key] = _coerce(key, f.type, raw)
         return cls(**kwargs)
 
-    def replace(self, **changes: Any) -> "Config":
+    def replace(self, **changes: Any) -> Config:
         return dataclasses.replace(self, **changes)
 
     def public(self) -> dict[str, Any]:

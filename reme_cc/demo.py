@@ -44,17 +44,17 @@ SCRIPT = Script(
     session_reply="Noted: pnpm for every JavaScript project, never npm.",
     card_name="JavaScript package manager",
     card_description="The user said they always use pnpm, never npm, for JavaScript projects, and asked "
-                     "the assistant to keep that in mind.",
+    "the assistant to keep that in mind.",
     card_content="## What happened\n\nIn the webshop project the user stated a standing preference: pnpm, "
-                 "never npm, for every JavaScript project. The assistant acknowledged it.\n\n"
-                 "## Conclusions\n\n- Use pnpm (not npm) to install, add and run packages in JavaScript projects.\n",
+    "never npm, for every JavaScript project. The assistant acknowledged it.\n\n"
+    "## Conclusions\n\n- Use pnpm (not npm) to install, add and run packages in JavaScript projects.\n",
     unit_name="Prefers pnpm over npm",
     unit_bucket="personal",
     unit_summary="The user uses pnpm, never npm, in every JavaScript project.",
     node_path="digest/personal/prefers-pnpm.md",
     node_description="The user uses pnpm as the JavaScript package manager in every project, never npm.",
     node_body="Use pnpm, not npm, for JavaScript projects: `pnpm install`, `pnpm add <pkg>`, `pnpm run <script>`.\n"
-              "The user stated this as a standing preference, for every project, not only the webshop.",
+    "The user stated this as a standing preference, for every project, not only the webshop.",
     topics=[{"title": "JavaScript tooling", "reason": "package-manager choice came up in the webshop project"}],
 )
 
@@ -64,46 +64,64 @@ def history(today: _dt.date) -> tuple[list[dict[str, Any]], list[str]]:
     """Notes of two earlier days (outside the dream's two-day window, so a dream leaves them alone)."""
     d1, d2 = ((today - _dt.timedelta(days=n)).isoformat() for n in (3, 2))
     notes: list[dict[str, Any]] = [
-        {"path": f"daily/{d1}/docs-style-review.md", "name": "Docs style review",
-         "description": "User asked for direct, engineering-style Chinese technical docs with context and examples.",
-         "metadata": {"session_id": "demo-history-1", "tags": ["docs", "preference"]},
-         "content": "# What happened\n\nReviewed the README draft together. The user asked three times to add the\n"
-                    "*motivation*, the *boundaries* and a concrete *example* to each section, and to drop marketing\n"
-                    "language. 用户希望技术文档直接、工程化，有上下文但不冗长。\n\n# Follow-ups\n\n"
-                    "- Rewrite the install section with a runnable example.\n"},
-        {"path": f"daily/{d1}/pv-supply-chain.md", "name": "光伏产业链调研",
-         "description": "从硅料到组件的光伏产业链梳理，以及主要厂商。",
-         "metadata": {"session_id": "demo-history-2", "tags": ["新能源", "光伏"]},
-         "content": "# 结论\n\n光伏产业链可以拆成硅料、硅片、电池片和组件四个环节。\n"
-                    "隆基绿能在硅片环节领先；组件价格在今年上半年继续下降。\n"},
-        {"path": f"daily/{d2}/deploy-rollback.md", "name": "Deploy rollback drill",
-         "description": "Rolled back a bad deploy: pin the previous image tag, then run the smoke tests before "
-                        "reopening traffic.",
-         "metadata": {"session_id": "demo-history-3", "tags": ["ops"]},
-         "content": "# Steps that worked\n\n1. Pin the previous image tag in the release config.\n"
-                    "2. Redeploy and run the smoke tests.\n3. Reopen traffic only after the health check is green.\n\n"
-                    "# Lesson\n\nKeep the previous tag written down before every release.\n"},
-        {"path": "digest/personal/docs-style.md", "name": "User preference: technical docs style",
-         "description": "The user prefers direct, engineering-style technical writing with motivation, boundaries "
-                        "and examples.",
-         "metadata": {"kind": "preference", "confidence": "observed"},
-         "content": "The user repeatedly asks documents to state the motivation, the boundaries and a concrete\n"
-                    "example, and to avoid marketing language. Apply this when following\n"
-                    "[[digest/procedure/release-rollback.md]] write-ups too.\n\n"
-                    f"## Sources\n\n- Observed in [[daily/{d1}/docs-style-review.md]].\n"},
-        {"path": "digest/wiki/光伏产业链.md", "name": "光伏产业链",
-         "description": "光伏产业链的四个环节（硅料、硅片、电池片、组件）与主要厂商。",
-         "metadata": {"kind": "concept"},
-         "content": "光伏产业链可以拆成硅料、硅片、电池片和组件。主要厂商包括隆基绿能。\n\n"
-                    f"## Sources\n\n- 调研记录 [[daily/{d1}/pv-supply-chain.md]]\n"},
-        {"path": "digest/procedure/release-rollback.md", "name": "Release rollback procedure",
-         "description": "How to roll back a bad deploy safely: pin the previous tag, redeploy, smoke-test, then "
-                        "reopen traffic.",
-         "metadata": {"kind": "procedure"},
-         "content": "1. Pin the previous image tag.\n2. Redeploy and run the smoke tests.\n"
-                    "3. Reopen traffic after the health check is green.\n\n"
-                    "Write the runbook in the style of [[digest/personal/docs-style.md]].\n\n"
-                    f"## Sources\n\n- Drill on [[daily/{d2}/deploy-rollback.md]]\n"},
+        {
+            "path": f"daily/{d1}/docs-style-review.md",
+            "name": "Docs style review",
+            "description": "User asked for direct, engineering-style Chinese technical docs with context and examples.",
+            "metadata": {"session_id": "demo-history-1", "tags": ["docs", "preference"]},
+            "content": "# What happened\n\nReviewed the README draft together. The user asked three times to add the\n"
+            "*motivation*, the *boundaries* and a concrete *example* to each section, and to drop marketing\n"
+            "language. 用户希望技术文档直接、工程化，有上下文但不冗长。\n\n# Follow-ups\n\n"
+            "- Rewrite the install section with a runnable example.\n",
+        },
+        {
+            "path": f"daily/{d1}/pv-supply-chain.md",
+            "name": "光伏产业链调研",
+            "description": "从硅料到组件的光伏产业链梳理，以及主要厂商。",
+            "metadata": {"session_id": "demo-history-2", "tags": ["新能源", "光伏"]},
+            "content": "# 结论\n\n光伏产业链可以拆成硅料、硅片、电池片和组件四个环节。\n"
+            "隆基绿能在硅片环节领先；组件价格在今年上半年继续下降。\n",
+        },
+        {
+            "path": f"daily/{d2}/deploy-rollback.md",
+            "name": "Deploy rollback drill",
+            "description": "Rolled back a bad deploy: pin the previous image tag, then run the smoke tests before "
+            "reopening traffic.",
+            "metadata": {"session_id": "demo-history-3", "tags": ["ops"]},
+            "content": "# Steps that worked\n\n1. Pin the previous image tag in the release config.\n"
+            "2. Redeploy and run the smoke tests.\n3. Reopen traffic only after the health check is green.\n\n"
+            "# Lesson\n\nKeep the previous tag written down before every release.\n",
+        },
+        {
+            "path": "digest/personal/docs-style.md",
+            "name": "User preference: technical docs style",
+            "description": "The user prefers direct, engineering-style technical writing with motivation, boundaries "
+            "and examples.",
+            "metadata": {"kind": "preference", "confidence": "observed"},
+            "content": "The user repeatedly asks documents to state the motivation, the boundaries and a concrete\n"
+            "example, and to avoid marketing language. Apply this when following\n"
+            "[[digest/procedure/release-rollback.md]] write-ups too.\n\n"
+            f"## Sources\n\n- Observed in [[daily/{d1}/docs-style-review.md]].\n",
+        },
+        {
+            "path": "digest/wiki/光伏产业链.md",
+            "name": "光伏产业链",
+            "description": "光伏产业链的四个环节（硅料、硅片、电池片、组件）与主要厂商。",
+            "metadata": {"kind": "concept"},
+            "content": "光伏产业链可以拆成硅料、硅片、电池片和组件。主要厂商包括隆基绿能。\n\n"
+            f"## Sources\n\n- 调研记录 [[daily/{d1}/pv-supply-chain.md]]\n",
+        },
+        {
+            "path": "digest/procedure/release-rollback.md",
+            "name": "Release rollback procedure",
+            "description": "How to roll back a bad deploy safely: pin the previous tag, redeploy, smoke-test, then "
+            "reopen traffic.",
+            "metadata": {"kind": "procedure"},
+            "content": "1. Pin the previous image tag.\n2. Redeploy and run the smoke tests.\n"
+            "3. Reopen traffic after the health check is green.\n\n"
+            "Write the runbook in the style of [[digest/personal/docs-style.md]].\n\n"
+            f"## Sources\n\n- Drill on [[daily/{d2}/deploy-rollback.md]]\n",
+        },
     ]
     return notes, [d1, d2]
 
@@ -152,8 +170,10 @@ def claude_cli() -> Path:
 
     path = Path(claude_agent_sdk.__file__).parent / "_bundled" / "claude"
     if not path.is_file():
-        raise ReMeError(f"the Claude Code CLI bundled with claude-agent-sdk is missing ({path}); "
-                        "reinstall it: pip install --force-reinstall claude-agent-sdk")
+        raise ReMeError(
+            f"the Claude Code CLI bundled with claude-agent-sdk is missing ({path}); "
+            "reinstall it: pip install --force-reinstall claude-agent-sdk"
+        )
     return path
 
 
@@ -167,9 +187,11 @@ def plugin_folder() -> tuple[Path, str]:
     except (OSError, ValueError, KeyError):
         name = ""
     if not name or not (root / "hooks" / "hooks.json").is_file():
-        raise ReMeError(f"the demo loads the plugin from its folder, and {root} is not one (no .claude-plugin/ "
-                        "or hooks/): run it from a checkout (`./dev demo`) or through the installed plugin "
-                        "(`python3 <plugin folder>/scripts/launch.py demo`)")
+        raise ReMeError(
+            f"the demo loads the plugin from its folder, and {root} is not one (no .claude-plugin/ "
+            "or hooks/): run it from a checkout (`./dev demo`) or through the installed plugin "
+            "(`python3 <plugin folder>/scripts/launch.py demo`)"
+        )
     return root, name
 
 
@@ -182,8 +204,10 @@ def real_login(environ: dict[str, str]) -> tuple[str, bool]:
         return "CLAUDE_CODE_OAUTH_TOKEN", False
     if (Path.home() / ".claude" / ".credentials.json").is_file() or sys.platform == "darwin":  # macOS: keychain
         return "your Claude Code login", True
-    raise ReMeError("--real needs a Claude login or an API key: run `claude` and /login, or set "
-                    "ANTHROPIC_API_KEY; or leave out --real to watch the loop with the offline scripted model")
+    raise ReMeError(
+        "--real needs a Claude login or an API key: run `claude` and /login, or set "
+        "ANTHROPIC_API_KEY; or leave out --real to watch the loop with the offline scripted model"
+    )
 
 
 def session_env(root: Path, home: Path, model_url: str | None) -> dict[str, str]:
@@ -195,23 +219,28 @@ def session_env(root: Path, home: Path, model_url: str | None) -> dict[str, str]
     Offline, the CLI's HOME is the demo's and the API is the scripted model: no Claude setting is read."""
     keep_reme = ("REME_EMBEDDING", "REME_DEBUG")
     drop_claude = ("CLAUDECODE", "CLAUDE_PLUGIN_", "CLAUDE_PROJECT_DIR", "CLAUDE_ENV_FILE", "CLAUDE_CODE_ENTRYPOINT")
-    env = {k: v for k, v in os.environ.items()
-           if not (k.startswith("REME_") and k not in keep_reme) and not k.startswith(drop_claude)}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not (k.startswith("REME_") and k not in keep_reme) and not k.startswith(drop_claude)
+    }
     if model_url:
         env = {k: v for k, v in env.items() if not k.startswith(("CLAUDE", "ANTHROPIC"))}
         env.update({"ANTHROPIC_BASE_URL": model_url, "ANTHROPIC_API_KEY": "offline-demo-no-key"})
-    env.update({
-        "HOME": str(home),
-        "REME_WORKSPACE": str(root),
-        "REME_PYTHON": sys.executable,
-        "REME_AUTO_DREAM": "false",  # the demo runs its dream itself, after the card is written
-        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-        "DISABLE_AUTOUPDATER": "1",
-        "DISABLE_TELEMETRY": "1",
-        "DISABLE_ERROR_REPORTING": "1",
-        "CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1",  # the session keeps nothing of its own: reme is the memory here
-        "CLAUDE_CODE_DISABLE_CLAUDE_MDS": "1",
-    })
+    env.update(
+        {
+            "HOME": str(home),
+            "REME_WORKSPACE": str(root),
+            "REME_PYTHON": sys.executable,
+            "REME_AUTO_DREAM": "false",  # the demo runs its dream itself, after the card is written
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            "DISABLE_AUTOUPDATER": "1",
+            "DISABLE_TELEMETRY": "1",
+            "DISABLE_ERROR_REPORTING": "1",
+            "CLAUDE_CODE_DISABLE_AUTO_MEMORY": "1",  # the session keeps nothing of its own: reme is the memory here
+            "CLAUDE_CODE_DISABLE_CLAUDE_MDS": "1",
+        }
+    )
     return env
 
 
@@ -219,15 +248,34 @@ def session_env(root: Path, home: Path, model_url: str | None) -> dict[str, str]
 def run_session(root: Path, project: Path, env: dict[str, str], model: str, real: bool) -> dict[str, Any]:
     plugin, name = plugin_folder()
     options = {"workspace": str(root), "auto_dream": False}
-    args = [str(claude_cli()), "-p", SESSION_PROMPT, "--output-format", "json", "--model", model,
-            "--plugin-dir", str(plugin),  # this run only: nothing is installed into any Claude settings
-            "--settings", json.dumps({"pluginConfigs": {f"{name}@inline": {"options": options}}}),
-            "--setting-sources", "project",  # no user settings: their own plugins (a reme too) stay out
-            "--strict-mcp-config",  # one prompt, no tools: the hooks are what this session shows
-            "--tools", ""]
+    args = [
+        str(claude_cli()),
+        "-p",
+        SESSION_PROMPT,
+        "--output-format",
+        "json",
+        "--model",
+        model,
+        "--plugin-dir",
+        str(plugin),  # this run only: nothing is installed into any Claude settings
+        "--settings",
+        json.dumps({"pluginConfigs": {f"{name}@inline": {"options": options}}}),
+        "--setting-sources",
+        "project",  # no user settings: their own plugins (a reme too) stay out
+        "--strict-mcp-config",  # one prompt, no tools: the hooks are what this session shows
+        "--tools",
+        "",
+    ]
     try:
-        proc = subprocess.run(args, cwd=project, env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
-                              timeout=SESSION_TIMEOUT[real])
+        proc = subprocess.run(
+            args,
+            cwd=project,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=SESSION_TIMEOUT[real],
+        )
     except subprocess.TimeoutExpired:
         raise ReMeError(f"the Claude Code session did not end within {SESSION_TIMEOUT[real]:.0f}s") from None
     try:
@@ -263,8 +311,14 @@ def wait_for_card(ws: Any, sid: str, timeout: float) -> Any:
 
 
 def run_dream(root: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([*reme_command(), "--workspace", str(root), "dream"], env=env, stdin=subprocess.DEVNULL,
-                          capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        [*reme_command(), "--workspace", str(root), "dream"],
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 def nodes_citing(ws: Any, rel: str) -> list[str]:
@@ -337,9 +391,11 @@ def _log_tail(path: Path) -> str:
 def step_session(out: Out, ws: Any, project: Path, env: dict[str, str], model: str, real: bool) -> str:
     """1. The session, through the real hooks; returns its id once the hooks have copied it."""
     plugin = plugin_folder()[0]
-    out.say(f"\n1. A Claude Code session in {project}",
-            f"   (the real CLI bundled in claude-agent-sdk, with the plugin loaded from {plugin} for this run only)",
-            f"    [user] {SESSION_PROMPT}")
+    out.say(
+        f"\n1. A Claude Code session in {project}",
+        f"   (the real CLI bundled in claude-agent-sdk, with the plugin loaded from {plugin} for this run only)",
+        f"    [user] {SESSION_PROMPT}",
+    )
     t = time.monotonic()
     result = run_session(ws.root, project, env, model, real)
     sid = str(result["session_id"])
@@ -372,12 +428,15 @@ def step_dream(out: Out, ws: Any, card: Any, env: dict[str, str], real: bool) ->
     dreamed = run_dream(ws.root, env)
     out.say(*(f"   {line}" for line in dreamed.stdout.strip().splitlines()))
     if dreamed.returncode != 0:
-        raise ReMeError(f"reme-cc dream failed (exit {dreamed.returncode}): "
-                        f"{(dreamed.stderr or dreamed.stdout).strip()[-800:]}")
+        raise ReMeError(
+            f"reme-cc dream failed (exit {dreamed.returncode}): {(dreamed.stderr or dreamed.stdout).strip()[-800:]}"
+        )
     nodes = nodes_citing(ws, card.path)
     if not nodes:
-        raise ReMeError(f"the dream wrote no digest node citing {card.path}"
-                        + (" (the real model found nothing durable in it)" if real else ""))
+        raise ReMeError(
+            f"the dream wrote no digest node citing {card.path}"
+            + (" (the real model found nothing durable in it)" if real else "")
+        )
     out.say(f"   {nodes[0]} ({time.monotonic() - t:.1f}s), its ## Sources links [[{card.path}]]:")
     out.model(parse_note(ws.read_bytes(nodes[0]).decode("utf-8", errors="replace")).body)
     return nodes[0], dreamed.stdout.strip()
@@ -388,10 +447,12 @@ def step_recall(out: Out, ws: Any, config: Any, project: Path, node: str, query:
     out.say(f"\n4. Recall: what the next session in {project.name} gets (quoting the notes above)")
     t = time.monotonic()
     brief, found = recall(ws, config, project, query)
-    out.say("   The SessionStart brief (added to the session's context):",
-            *(f"    {line}" for line in (brief or "(empty)").splitlines()),
-            f"   The search tool, for the prompt \"{query}\" ({time.monotonic() - t:.1f}s):",
-            *(f"    {line}" for line in hit_lines(found)))
+    out.say(
+        "   The SessionStart brief (added to the session's context):",
+        *(f"    {line}" for line in (brief or "(empty)").splitlines()),
+        f'   The search tool, for the prompt "{query}" ({time.monotonic() - t:.1f}s):',
+        *(f"    {line}" for line in hit_lines(found)),
+    )
     if node not in brief and node not in [hit.path for hit in found.results]:
         raise ReMeError(f"{node} is in neither the brief nor the search answer for {query!r}")
     return brief, found
@@ -400,17 +461,23 @@ def step_recall(out: Out, ws: Any, config: Any, project: Path, node: str, query:
 def announce(out: Out, real: bool, model: str) -> Path | None:
     """The first line says which model runs. Returns the HOME the CLI needs (None: the demo's own)."""
     if not real:
-        out.say(f"Model: {LABEL} — a stand-in for the Anthropic API on 127.0.0.1 that answers from a script; "
-                f"nothing leaves this machine and nothing is spent. Lines it wrote are marked {out.tag}. "
-                "With a Claude login or ANTHROPIC_API_KEY, `reme-cc demo --real` runs the real model (a few cents).")
+        out.say(
+            f"Model: {LABEL} — a stand-in for the Anthropic API on 127.0.0.1 that answers from a script; "
+            f"nothing leaves this machine and nothing is spent. Lines it wrote are marked {out.tag}. "
+            "With a Claude login or ANTHROPIC_API_KEY, `reme-cc demo --real` runs the real model (a few cents)."
+        )
         return None
     login, needs_home = real_login(dict(os.environ))
-    out.say(f"Model: the REAL model ({model}) through {login}: the session, the recorder and the dream spend "
-            "about 40,000 input tokens (a few cents).")
+    out.say(
+        f"Model: the REAL model ({model}) through {login}: the session, the recorder and the dream spend "
+        "about 40,000 input tokens (a few cents)."
+    )
     if not needs_home:
         return None
-    out.say("       The CLI runs with your HOME for the login: it keeps this session in ~/.claude/projects like any "
-            "other; no setting changes and nothing is installed (the plugin is loaded for this run only).")
+    out.say(
+        "       The CLI runs with your HOME for the login: it keeps this session in ~/.claude/projects like any "
+        "other; no setting changes and nothing is installed (the plugin is loaded for this run only)."
+    )
     return Path.home()
 
 
@@ -437,27 +504,45 @@ def run_demo(root: Path, *, query: str | None = None, as_json: bool = False, rea
     history_files = _write_history(ws, config)
     out.say(f"  (with {len(history_files)} files of earlier days: cards and the digest nodes dreamed from them)")
 
-    with (contextlib.nullcontext() if real else ScriptedModel(SCRIPT)) as model:
+    with contextlib.nullcontext() if real else ScriptedModel(SCRIPT) as model:
         env = session_env(root, home, None if model is None else model.url)
         sid = step_session(out, ws, project, env, model_name, real)
         card = step_card(out, ws, sid, real)
         node, dream_text = step_dream(out, ws, card, env, real)
         if model is not None:
             calls = ", ".join(f"{who} {n}" for who, n in model.calls.items())
-            out.say(f"   (the scripted model answered {sum(model.calls.values())} calls: {calls}; a real model "
-                    f"would have read about {model.input_tokens:,} input tokens)")
+            out.say(
+                f"   (the scripted model answered {sum(model.calls.values())} calls: {calls}; a real model "
+                f"would have read about {model.input_tokens:,} input tokens)"
+            )
     q = query or FOLLOW_UP
     brief, found = step_recall(out, ws, config, project, node, q)
     commands = try_next(root, node, _dt.date.today().isoformat(), q)
     seconds = round(time.monotonic() - t0, 1)
     if as_json:
-        print(json.dumps({"workspace": str(root), "model": "real" if real else "scripted", "session_id": sid,
-                          "session_copy": f"session/claude_code/{sid}.jsonl", "card": card.path, "node": node,
-                          "dream": dream_text, "recall": {"query": q, "brief": brief,
-                                                          "search": [hit.path for hit in found.results]},
-                          "try_next": commands, "seconds": seconds}, ensure_ascii=False, indent=2))
+        print(
+            json.dumps(
+                {
+                    "workspace": str(root),
+                    "model": "real" if real else "scripted",
+                    "session_id": sid,
+                    "session_copy": f"session/claude_code/{sid}.jsonl",
+                    "card": card.path,
+                    "node": node,
+                    "dream": dream_text,
+                    "recall": {"query": q, "brief": brief, "search": [hit.path for hit in found.results]},
+                    "try_next": commands,
+                    "seconds": seconds,
+                },
+                ensure_ascii=False,
+                indent=2,
+            )
+        )
         return 0
-    out.say("\nTry next:", *(f"  {line}" for line in commands),
-            f"\nDone in {seconds:.0f}s ({'real' if real else 'scripted'} model). The workspace is {root}; "
-            "delete the folder when done.")
+    out.say(
+        "\nTry next:",
+        *(f"  {line}" for line in commands),
+        f"\nDone in {seconds:.0f}s ({'real' if real else 'scripted'} model). The workspace is {root}; "
+        "delete the folder when done.",
+    )
     return 0

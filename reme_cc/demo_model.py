@@ -20,7 +20,8 @@ import re
 import threading
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 LABEL = "OFFLINE SCRIPTED MODEL"
 
@@ -64,7 +65,9 @@ class Call:
         self.body = body
         self.messages = [m for m in body.get("messages") or [] if isinstance(m, dict)]
         self.subagent = bool(headers.get("x-claude-code-agent-id"))  # the CLI marks a subagent's requests
-        system = [_text(body.get("system"))] + [_text(m.get("content")) for m in self.messages if m.get("role") == "system"]
+        system = [_text(body.get("system"))] + [
+            _text(m.get("content")) for m in self.messages if m.get("role") == "system"
+        ]
         self.system = "\n".join(system)
         users = [m for m in self.messages if m.get("role") == "user"]
         self.first_user = _text(users[0].get("content")) if users else ""
@@ -81,11 +84,19 @@ class Call:
         uses = {}
         for m in self.messages:
             if m.get("role") == "assistant" and isinstance(m.get("content"), list):
-                uses.update({b.get("id"): b.get("input") or {} for b in m["content"]
-                             if isinstance(b, dict) and b.get("type") == "tool_use"})
+                uses.update(
+                    {
+                        b.get("id"): b.get("input") or {}
+                        for b in m["content"]
+                        if isinstance(b, dict) and b.get("type") == "tool_use"
+                    }
+                )
         blocks = self.last_user if isinstance(self.last_user, list) else []
-        return [(uses.get(b.get("tool_use_id"), {}), _text(b.get("content")), bool(b.get("is_error")))
-                for b in blocks if isinstance(b, dict) and b.get("type") == "tool_result"]
+        return [
+            (uses.get(b.get("tool_use_id"), {}), _text(b.get("content")), bool(b.get("is_error")))
+            for b in blocks
+            if isinstance(b, dict) and b.get("type") == "tool_result"
+        ]
 
 
 def _markers() -> dict[str, str]:
@@ -93,8 +104,10 @@ def _markers() -> dict[str, str]:
     from .agent import load_agent
     from .memory.dream import COORDINATOR_PROMPT
 
-    first = {name: load_agent(name).prompt.strip().splitlines()[0] for name in ("recorder", "dream-extractor",
-                                                                             "dream-integrator")}
+    first = {
+        name: load_agent(name).prompt.strip().splitlines()[0]
+        for name in ("recorder", "dream-extractor", "dream-integrator")
+    }
     first["coordinator"] = COORDINATOR_PROMPT.strip().splitlines()[0]
     return first
 
@@ -129,7 +142,7 @@ class ScriptedModel:
         host, port = self._server.server_address[:2]
         return f"http://{host}:{port}"
 
-    def __enter__(self) -> "ScriptedModel":
+    def __enter__(self) -> ScriptedModel:
         self._thread = threading.Thread(target=self._server.serve_forever, name="demo-model", daemon=True)
         self._thread.start()
         return self
@@ -167,14 +180,29 @@ class ScriptedModel:
         s = self.script
         if call.results():  # daily_write answered: done
             return _say("Recorded the session's card.")
-        return [_tool_use(call.tool("daily_write"), {"name": s.card_name, "description": s.card_description,
-                                                     "content": s.card_content})]
+        return [
+            _tool_use(
+                call.tool("daily_write"),
+                {"name": s.card_name, "description": s.card_description, "content": s.card_content},
+            )
+        ]
 
     def _extractor(self, call: Call) -> list[dict[str, Any]]:
         s = self.script
         paths = re.findall(r"^### (daily/.+\.md)$", _text(call.last_user), re.M)  # the changed cards it was shown
-        units = [{"name": s.unit_name, "bucket": s.unit_bucket, "summary": s.unit_summary, "paths": paths,
-                  "scope": "general"}] if paths else []
+        units = (
+            [
+                {
+                    "name": s.unit_name,
+                    "bucket": s.unit_bucket,
+                    "summary": s.unit_summary,
+                    "paths": paths,
+                    "scope": "general",
+                }
+            ]
+            if paths
+            else []
+        )
         return _say("```json\n" + json.dumps({"units": units, "topics": s.topics}, ensure_ascii=False) + "\n```")
 
     def _coordinator(self, call: Call) -> list[dict[str, Any]]:
@@ -185,12 +213,30 @@ class ScriptedModel:
                 unit = re.search(r"integrate unit (\d+)", str(used.get("description", "")))
                 final = re.findall(r'\{"action".*\}', said)
                 report = json.loads(final[-1]) if final else {"action": None, "error": said[:200] or "no answer"}
-                lines.append(json.dumps({"unit": int(unit.group(1)) if unit else 0, "action": report.get("action"),
-                                         "path": report.get("path"), "error": report.get("error")}))
+                lines.append(
+                    json.dumps(
+                        {
+                            "unit": int(unit.group(1)) if unit else 0,
+                            "action": report.get("action"),
+                            "path": report.get("path"),
+                            "error": report.get("error"),
+                        }
+                    )
+                )
             return _say("\n".join(lines))
         units = re.findall(r'<unit id="(\d+)">\n(.*?)\n</unit>', _text(call.last_user), re.S)
-        return [_tool_use("Agent", {"subagent_type": "dream-integrator", "description": f"integrate unit {uid}",
-                                    "prompt": prompt, "run_in_background": False}) for uid, prompt in units]
+        return [
+            _tool_use(
+                "Agent",
+                {
+                    "subagent_type": "dream-integrator",
+                    "description": f"integrate unit {uid}",
+                    "prompt": prompt,
+                    "run_in_background": False,
+                },
+            )
+            for uid, prompt in units
+        ]
 
     def _integrator(self, call: Call) -> list[dict[str, Any]]:
         s = self.script
@@ -199,8 +245,10 @@ class ScriptedModel:
         if call.turn == 1:
             sources = re.findall(r"^- \[\[(.+?)\]\]$", call.first_user, re.M)  # the unit's source paths
             links = "\n".join(f"- Said in the session recorded in [[{p}]]." for p in sources)
-            node = (f"---\nname: {s.unit_name}\ndescription: {s.node_description}\n---\n"
-                    f"{s.node_body}\n\n## Sources\n\n{links}\n")
+            node = (
+                f"---\nname: {s.unit_name}\ndescription: {s.node_description}\n---\n"
+                f"{s.node_body}\n\n## Sources\n\n{links}\n"
+            )
             return [_tool_use(call.tool("write"), {"path": s.node_path, "content": node})]
         (_used, said, error), *_ = call.results() or [({}, "", True)]
         if error:
@@ -211,30 +259,51 @@ class ScriptedModel:
 # ---- the HTTP side: /v1/messages (JSON or SSE stream) and /v1/messages/count_tokens -------------------
 def _message(call: Call, blocks: list[dict[str, Any]]) -> dict[str, Any]:
     stop = "tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn"
-    usage = {"input_tokens": max(1, len(json.dumps(call.body)) // 4),
-             "output_tokens": max(1, len(json.dumps(blocks)) // 4),
-             "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
-    return {"id": f"msg_demo{next(_ids):06d}", "type": "message", "role": "assistant",
-            "model": call.body.get("model", "demo-scripted"), "content": blocks, "stop_reason": stop,
-            "stop_sequence": None, "usage": usage}
+    usage = {
+        "input_tokens": max(1, len(json.dumps(call.body)) // 4),
+        "output_tokens": max(1, len(json.dumps(blocks)) // 4),
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": 0,
+    }
+    return {
+        "id": f"msg_demo{next(_ids):06d}",
+        "type": "message",
+        "role": "assistant",
+        "model": call.body.get("model", "demo-scripted"),
+        "content": blocks,
+        "stop_reason": stop,
+        "stop_sequence": None,
+        "usage": usage,
+    }
 
 
 def _events(message: dict[str, Any]) -> Iterator[dict[str, Any]]:
     """The message as the API streams it (what the CLI reads)."""
-    yield {"type": "message_start", "message": dict(message, content=[], stop_reason=None,
-                                                   usage=dict(message["usage"], output_tokens=1))}
+    yield {
+        "type": "message_start",
+        "message": dict(message, content=[], stop_reason=None, usage=dict(message["usage"], output_tokens=1)),
+    }
     for i, block in enumerate(message["content"]):
         if block["type"] == "tool_use":
-            yield {"type": "content_block_start", "index": i,
-                   "content_block": {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}}
-            yield {"type": "content_block_delta", "index": i,
-                   "delta": {"type": "input_json_delta", "partial_json": json.dumps(block["input"])}}
+            yield {
+                "type": "content_block_start",
+                "index": i,
+                "content_block": {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}},
+            }
+            yield {
+                "type": "content_block_delta",
+                "index": i,
+                "delta": {"type": "input_json_delta", "partial_json": json.dumps(block["input"])},
+            }
         else:
             yield {"type": "content_block_start", "index": i, "content_block": {"type": "text", "text": ""}}
             yield {"type": "content_block_delta", "index": i, "delta": {"type": "text_delta", "text": block["text"]}}
         yield {"type": "content_block_stop", "index": i}
-    yield {"type": "message_delta", "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
-           "usage": {"output_tokens": message["usage"]["output_tokens"]}}
+    yield {
+        "type": "message_delta",
+        "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
+        "usage": {"output_tokens": message["usage"]["output_tokens"]},
+    }
     yield {"type": "message_stop"}
 
 

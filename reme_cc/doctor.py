@@ -10,7 +10,8 @@ import sys
 import uuid
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from . import bootstrap
 from .errors import ReMeError
@@ -35,13 +36,19 @@ def _plugin_env() -> Check:
     if err:
         return Check("plugin env", False, err)
     if os.environ.get("REME_PYTHON"):
-        return Check("plugin env", bootstrap.env_ready(), f"REME_PYTHON={os.environ['REME_PYTHON']}"
-                     + ("" if bootstrap.env_ready() else " does not exist; unset it or point it at a python"))
+        return Check(
+            "plugin env",
+            bootstrap.env_ready(),
+            f"REME_PYTHON={os.environ['REME_PYTHON']}"
+            + ("" if bootstrap.env_ready() else " does not exist; unset it or point it at a python"),
+        )
     if bootstrap.env_ready():
         return Check("plugin env", True, f"{bootstrap.venv_dir()} (ready)")
     in_plugin = bool(os.environ.get("CLAUDE_PLUGIN_ROOT"))
-    msg = (f"not built yet at {bootstrap.venv_dir()}; run `python3 {bootstrap.plugin_root()}/scripts/launch.py "
-           f"--rebuild` (or start Claude Code, which builds it)")
+    msg = (
+        f"not built yet at {bootstrap.venv_dir()}; run `python3 {bootstrap.plugin_root()}/scripts/launch.py "
+        f"--rebuild` (or start Claude Code, which builds it)"
+    )
     return Check("plugin env", not in_plugin, msg if in_plugin else f"not used (running from {sys.prefix})")
 
 
@@ -50,8 +57,12 @@ def _workspace(ctx_box: dict[str, Any]) -> Check:
 
     given = ctx_box.get("root")
     if given and not Path(os.path.expanduser(given)).is_dir():  # checked, never created by a check
-        return Check("workspace", False, f"{given} does not exist (or is not a folder); check the path, or create "
-                                         f"a workspace there with `reme-cc init {given}`")
+        return Check(
+            "workspace",
+            False,
+            f"{given} does not exist (or is not a folder); check the path, or create "
+            f"a workspace there with `reme-cc init {given}`",
+        )
     try:
         ctx = Context.open(ctx_box.get("root"))
     except ReMeError as exc:
@@ -67,9 +78,13 @@ def _workspace(ctx_box: dict[str, Any]) -> Check:
     linked = ctx.workspace.linked_layers()
     if linked:
         where = ", ".join(f"{layer}/ -> {to}" for layer, to in linked.items())
-        return Check("workspace", False, f"{root}: {where} is a symlink, which reme never follows (it may lead "
-                                         "anywhere on the disk): move those files into the workspace, or set "
-                                         "REME_WORKSPACE to a folder that holds them")
+        return Check(
+            "workspace",
+            False,
+            f"{root}: {where} is a symlink, which reme never follows (it may lead "
+            "anywhere on the disk): move those files into the workspace, or set "
+            "REME_WORKSPACE to a folder that holds them",
+        )
     return Check("workspace", True, f"{root} (writable)")
 
 
@@ -83,7 +98,9 @@ def _index(ctx_box: dict[str, Any]) -> Check:
     except ReMeError as exc:
         return Check("index", False, f"{exc}; fix: run `reme-cc reindex`")
     except Exception as exc:  # noqa: BLE001  (a corrupt index is exactly what doctor must report)
-        return Check("index", False, f"index unreadable ({exc!r}); fix: run `reme-cc reindex` (it is rebuilt from the files)")
+        return Check(
+            "index", False, f"index unreadable ({exc!r}); fix: run `reme-cc reindex` (it is rebuilt from the files)"
+        )
     detail = f"{st.get('files')} files, {st.get('chunks')} chunks, {st.get('links')} links"
     if st.get("dangling_links"):
         detail += f" ({st['dangling_links']} dangling)"
@@ -97,13 +114,23 @@ def _index(ctx_box: dict[str, Any]) -> Check:
     project = project_status(ctx)
     conflicts = [*st.get("conflicts", []), *(f".reme/{p}" for p in project.get("team_conflicts", []))]
     if conflicts:
-        return Check("index", False, f"{detail}; unresolved git merge conflicts in {', '.join(conflicts)} "
-                                     "(not searchable): resolve them like any Markdown conflict")
-    names = [*(f"{one_line(p)} ({why})" for p, why in refused(ctx.workspace.root).items()),
-             *(f".reme/{p} ({why})" for p, why in project.get("team_refused_names", {}).items())]
+        return Check(
+            "index",
+            False,
+            f"{detail}; unresolved git merge conflicts in {', '.join(conflicts)} "
+            "(not searchable): resolve them like any Markdown conflict",
+        )
+    names = [
+        *(f"{one_line(p)} ({why})" for p, why in refused(ctx.workspace.root).items()),
+        *(f".reme/{p} ({why})" for p, why in project.get("team_refused_names", {}).items()),
+    ]
     if names:
-        return Check("index", False, f"{detail}; files left out for their names: {', '.join(names)}: "
-                                     "rename them (no control characters, valid UTF-8) to have them indexed")
+        return Check(
+            "index",
+            False,
+            f"{detail}; files left out for their names: {', '.join(names)}: "
+            "rename them (no control characters, valid UTF-8) to have them indexed",
+        )
     return Check("index", True, detail)
 
 
@@ -117,8 +144,12 @@ def _embedder(ctx_box: dict[str, Any]) -> Check:
     if name == "none":
         return Check("embedder", True, "none (keyword search only; set embedding=auto for semantic search)")
     if name == "openai" and not (ctx.config.embedding_base_url and ctx.config.embedding_model):
-        return Check("embedder", False, "embedding=openai needs embedding_base_url and embedding_model "
-                                        "(REME_EMBEDDING_BASE_URL / REME_EMBEDDING_MODEL)")
+        return Check(
+            "embedder",
+            False,
+            "embedding=openai needs embedding_base_url and embedding_model "
+            "(REME_EMBEDDING_BASE_URL / REME_EMBEDDING_MODEL)",
+        )
     try:
         e = emb.make_embedder(ctx.config)
         if e is not None and name != "openai":
@@ -135,8 +166,12 @@ def _claude_cli(ctx_box: dict[str, Any]) -> Check:
 
     spec = importlib.util.find_spec("claude_agent_sdk")  # where it is, without the import's 0.7 s
     if spec is None or not spec.submodule_search_locations:
-        return Check("claude cli", False, "claude-agent-sdk is not installed in this env; rebuild the env "
-                                          "(`python3 <plugin>/scripts/launch.py --rebuild`)")
+        return Check(
+            "claude cli",
+            False,
+            "claude-agent-sdk is not installed in this env; rebuild the env "
+            "(`python3 <plugin>/scripts/launch.py --rebuild`)",
+        )
     bundled = Path(list(spec.submodule_search_locations)[0]) / "_bundled" / "claude"
     cli = str(bundled) if bundled.exists() else None
     if cli is None:
@@ -144,8 +179,11 @@ def _claude_cli(ctx_box: dict[str, Any]) -> Check:
 
         cli = shutil.which("claude")
     if cli is None:
-        return Check("claude cli", False, "no Claude Code CLI for the memory agents: reinstall claude-agent-sdk "
-                                          "or put `claude` on PATH")
+        return Check(
+            "claude cli",
+            False,
+            "no Claude Code CLI for the memory agents: reinstall claude-agent-sdk or put `claude` on PATH",
+        )
     # Starting the CLI costs about a second, most of doctor's time: a version it printed is kept,
     # keyed by the binary's own size and mtime (a reinstall changes them and runs it again)
     ctx = ctx_box.get("ctx")
@@ -189,8 +227,15 @@ def _background(ctx_box: dict[str, Any]) -> Check:
 
 def run_checks(workspace: str | None = None) -> list[Check]:
     box: dict[str, Any] = {"root": workspace}
-    steps: list[Callable[[], Check]] = [_python, _plugin_env, lambda: _workspace(box), lambda: _index(box),
-                                        lambda: _embedder(box), lambda: _claude_cli(box), lambda: _background(box)]
+    steps: list[Callable[[], Check]] = [
+        _python,
+        _plugin_env,
+        lambda: _workspace(box),
+        lambda: _index(box),
+        lambda: _embedder(box),
+        lambda: _claude_cli(box),
+        lambda: _background(box),
+    ]
     checks = []
     try:
         for step in steps:
@@ -205,7 +250,11 @@ def main(workspace: str | None = None, *, as_json: bool = False) -> int:
     checks = run_checks(workspace)
     bad = sum(not c.ok for c in checks)
     if as_json:
-        print(json.dumps({"ok": not bad, "problems": bad, "checks": [vars(c) for c in checks]}, ensure_ascii=False, indent=2))
+        print(
+            json.dumps(
+                {"ok": not bad, "problems": bad, "checks": [vars(c) for c in checks]}, ensure_ascii=False, indent=2
+            )
+        )
         return 1 if bad else 0
     for c in checks:
         print(f"{'ok     ' if c.ok else 'PROBLEM'} {c.name}: {c.detail}")

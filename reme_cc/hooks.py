@@ -203,17 +203,16 @@ def spawn_recorder(ws: Workspace, sid: str) -> int:
 
 def _self_command() -> list[str]:
     # Works from a plugin checkout and from an installed package alike.
-    code = (
-        "import sys; sys.path.insert(0, sys.argv[1]); from reme_cc.hooks import main; "
-        "sys.exit(main(sys.argv[2:]))"
-    )
+    code = "import sys; sys.path.insert(0, sys.argv[1]); from reme_cc.hooks import main; sys.exit(main(sys.argv[2:]))"
     from .bootstrap import SAFE_PATH
 
     return [sys.executable or "python3", SAFE_PATH, "-S", "-c", code, str(PACKAGE_ROOT)]
 
 
 def _spawn_worker(ws: Workspace, event: str, sid: str, path: str) -> int:
-    return spawn_detached([*_self_command(), "_worker", event, sid, path, str(ws.root)], ws.logs / "hooks-worker.log", ws)
+    return spawn_detached(
+        [*_self_command(), "_worker", event, sid, path, str(ws.root)], ws.logs / "hooks-worker.log", ws
+    )
 
 
 def _worker(args: list[str]) -> int:
@@ -343,6 +342,8 @@ def _log(ws: Workspace | None, event: str, message: str, *, tb: bool = False) ->
 
 
 def register_cli(subparsers: Any) -> None:
-    p = subparsers.add_parser("hook", help="run a Claude Code hook (Stop, SessionEnd, SessionStart) with the payload on stdin")
+    p = subparsers.add_parser(
+        "hook", help="run a Claude Code hook (Stop, SessionEnd, SessionStart) with the payload on stdin"
+    )
     p.add_argument("event", choices=EVENTS)
     p.set_defaults(func=lambda args: main([args.event]))

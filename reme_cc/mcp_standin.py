@@ -18,7 +18,8 @@ import subprocess
 import sys
 import threading
 import time
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from . import __version__
 
@@ -26,8 +27,9 @@ HANDOVER_ID = "reme-standin-handover"
 
 
 class StandIn:
-    def __init__(self, build: Callable[[], str], server_argv: Callable[[str], list[str]],
-                 stdin: Any = None, stdout: Any = None):
+    def __init__(
+        self, build: Callable[[], str], server_argv: Callable[[str], list[str]], stdin: Any = None, stdout: Any = None
+    ):
         self.build = build  # () -> python path; raises with a user-facing message
         self.server_argv = server_argv
         self.stdin = stdin or sys.stdin.buffer
@@ -63,19 +65,28 @@ class StandIn:
         if self.error:
             return self.error
         waited = time.monotonic() - self.started
-        return (f"reme is preparing its Python environment (first start or after an update; about 1-3 minutes, "
-                f"{waited:.0f}s so far); retry this call in a minute")
+        return (
+            f"reme is preparing its Python environment (first start or after an update; about 1-3 minutes, "
+            f"{waited:.0f}s so far); retry this call in a minute"
+        )
 
     def answer(self, msg: dict[str, Any]) -> None:
         method, rid = msg.get("method"), msg.get("id")
         if method == "initialize":
             self.init_request = msg
             version = (msg.get("params") or {}).get("protocolVersion", "2025-06-18")
-            self.write({"jsonrpc": "2.0", "id": rid, "result": {
-                "protocolVersion": version,
-                "capabilities": {"tools": {"listChanged": True}},
-                "serverInfo": {"name": "reme", "version": __version__},
-                "instructions": "reme long-term memory (starting up)."}})
+            self.write(
+                {
+                    "jsonrpc": "2.0",
+                    "id": rid,
+                    "result": {
+                        "protocolVersion": version,
+                        "capabilities": {"tools": {"listChanged": True}},
+                        "serverInfo": {"name": "reme", "version": __version__},
+                        "instructions": "reme long-term memory (starting up).",
+                    },
+                }
+            )
         elif method == "notifications/initialized":
             self.initialized_sent = True
         elif rid is None:
@@ -83,17 +94,35 @@ class StandIn:
         elif method == "ping":
             self.write({"jsonrpc": "2.0", "id": rid, "result": {}})
         elif method == "tools/list":
-            self.write({"jsonrpc": "2.0", "id": rid, "result": {"tools": [{
-                "name": "status",
-                "description": "Status of the reme memory server (it is still preparing; the memory tools "
-                               "search, read, write, traverse... appear when it is ready).",
-                "inputSchema": {"type": "object", "properties": {}},
-                "annotations": {"readOnlyHint": True}}]}})
+            self.write(
+                {
+                    "jsonrpc": "2.0",
+                    "id": rid,
+                    "result": {
+                        "tools": [
+                            {
+                                "name": "status",
+                                "description": "Status of the reme memory server (it is still preparing; the memory tools "
+                                "search, read, write, traverse... appear when it is ready).",
+                                "inputSchema": {"type": "object", "properties": {}},
+                                "annotations": {"readOnlyHint": True},
+                            }
+                        ]
+                    },
+                }
+            )
         elif method == "tools/call":
-            self.write({"jsonrpc": "2.0", "id": rid, "result": {
-                "content": [{"type": "text", "text": self.message()}], "isError": True}})
+            self.write(
+                {
+                    "jsonrpc": "2.0",
+                    "id": rid,
+                    "result": {"content": [{"type": "text", "text": self.message()}], "isError": True},
+                }
+            )
         else:
-            self.write({"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": f"{method}: {self.message()}"}})
+            self.write(
+                {"jsonrpc": "2.0", "id": rid, "error": {"code": -32601, "message": f"{method}: {self.message()}"}}
+            )
 
     # ---- handover
     def hand_over(self, python: str) -> bool:

@@ -43,8 +43,10 @@ def _refused(root: Path, rel: str, exc: OSError) -> ReMeError:
         for part in rel.split("/"):  # name the symlink (or file) in the way
             here = here / part
             if os.path.islink(here):
-                return PathError(f"{rel} goes through the symlink {os.path.relpath(here, root)}; reme never follows "
-                                 "a symlink (it may point anywhere on the disk): refused — put a copy there instead")
+                return PathError(
+                    f"{rel} goes through the symlink {os.path.relpath(here, root)}; reme never follows "
+                    "a symlink (it may point anywhere on the disk): refused — put a copy there instead"
+                )
             if here.exists() and not here.is_dir() and str(here) != str(root / rel):
                 return PathError(f"{rel}: {os.path.relpath(here, root)} is a file, not a folder")
         return PathError(f"{rel} is reached through a symlink; refused")
@@ -120,8 +122,10 @@ def open_file(root: Path, rel: str) -> int:
         if not st.S_ISREG(info.st_mode):
             raise PathError(f"{rel} is {kind(info.st_mode)}; refused")
         if info.st_nlink > 1:
-            raise PathError(f"{rel} has {info.st_nlink} hard links and may be a file outside the workspace; refused "
-                            "(put a copy there instead of a link)")
+            raise PathError(
+                f"{rel} has {info.st_nlink} hard links and may be a file outside the workspace; refused "
+                "(put a copy there instead of a link)"
+            )
         os.set_blocking(fd, True)
     except BaseException:
         os.close(fd)
@@ -153,7 +157,7 @@ def write_at(dfd: int, name: str, data: bytes) -> None:
                 os.fchmod(fd, os.stat(name, dir_fd=dfd, follow_symlinks=False).st_mode & 0o7777)
             view = memoryview(data)
             while view:
-                view = view[os.write(fd, view):]
+                view = view[os.write(fd, view) :]
             os.fsync(fd)
         finally:
             os.close(fd)

@@ -117,8 +117,11 @@ def sync_resource_cards(ctx: Context) -> None:
     if res.changed_paths or res.failed:
         log.info("%s", res.text())
     error = _agent_error(res)
-    (failures.record_failure(ctx.workspace, "resource", error) if error
-     else failures.record_success(ctx.workspace, "resource"))
+    (
+        failures.record_failure(ctx.workspace, "resource", error)
+        if error
+        else failures.record_success(ctx.workspace, "resource")
+    )
 
 
 def _agent_error(report: resource.ResourceReport) -> str | None:
@@ -131,21 +134,30 @@ def _agent_error(report: resource.ResourceReport) -> str | None:
 
 def _register_auto_memory(subparsers: Any) -> None:
     p = subparsers.add_parser(
-        "auto-memory", help="Record a session's new conversation into its daily card (the recorder agent).",
+        "auto-memory",
+        help="Record a session's new conversation into its daily card (the recorder agent).",
         description="Record what is new in a Claude Code session (--session-id) or a generic conversation "
-                    "(--messages-file: JSON list of {role, content, created_at}) into daily/<date>/<name>.md.")
+        "(--messages-file: JSON list of {role, content, created_at}) into daily/<date>/<name>.md.",
+    )
     _add_common(p)
     p.add_argument("--session-id", dest="session_id", default=None, help="the session to record")
-    p.add_argument("--messages-file", dest="messages_file", default=None,
-                   help="a JSON list of {role, content, created_at} to save under session/dialog/ and record")
+    p.add_argument(
+        "--messages-file",
+        dest="messages_file",
+        default=None,
+        help="a JSON list of {role, content, created_at} to save under session/dialog/ and record",
+    )
     p.set_defaults(func=_auto_memory)
 
 
 # ---- dream ----------------------------------------------------------------------------------------
 def _register_dream(subparsers: Any) -> None:
-    p = subparsers.add_parser("dream", help="consolidate recent daily notes into digest nodes",
-                              description="Extract durable lessons from the daily notes changed since the last "
-                                          "dream and integrate them into digest/ (one subagent per unit).")
+    p = subparsers.add_parser(
+        "dream",
+        help="consolidate recent daily notes into digest nodes",
+        description="Extract durable lessons from the daily notes changed since the last "
+        "dream and integrate them into digest/ (one subagent per unit).",
+    )
     _add_common(p)
     p.add_argument("--date", help="dream date YYYY-MM-DD (default today)")
     p.add_argument("--hint", default="", help="what to focus on (passed to the agents)")
@@ -165,15 +177,22 @@ def _dream(args: Any) -> int:
             run = dream.undo(ctx)
             files = [c["path"] for c in run["changes"]]
             if as_json:
-                print(json.dumps({"undone": run["run"], "files": files, "commit": run.get("commit")}, ensure_ascii=False))
+                print(
+                    json.dumps({"undone": run["run"], "files": files, "commit": run.get("commit")}, ensure_ascii=False)
+                )
             else:
                 print(f"undid dream {run['run']}: restored {len(files)} file(s)")
                 for f in files:
                     print(f"  {f}")
             return 0
-        opts = dream.DreamOptions(date=args.date, hint=args.hint or "", scan_days=args.scan_days,
-                                  max_units=args.max_units, topic_count=args.topic_count,
-                                  topic_diversity_days=args.topic_diversity_days)
+        opts = dream.DreamOptions(
+            date=args.date,
+            hint=args.hint or "",
+            scan_days=args.scan_days,
+            max_units=args.max_units,
+            topic_count=args.topic_count,
+            topic_diversity_days=args.topic_diversity_days,
+        )
 
         def run() -> tuple[int, str | None]:
             summary = asyncio.run(dream.run_dream(ctx, opts))
@@ -193,8 +212,11 @@ def _dream(args: Any) -> int:
 
 # ---- resource -------------------------------------------------------------------------------------
 def _register_resource(subparsers: Any) -> None:
-    p = subparsers.add_parser("resource", help="turn files in resource/ into daily resource cards",
-                              description="Create, update or remove one daily card per file in resource/.")
+    p = subparsers.add_parser(
+        "resource",
+        help="turn files in resource/ into daily resource cards",
+        description="Create, update or remove one daily card per file in resource/.",
+    )
     _add_common(p)
     p.add_argument("--date", help="the date root files count as (default today)")
     p.set_defaults(func=_resource)

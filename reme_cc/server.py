@@ -97,13 +97,13 @@ class Runtime:
             # threads of their own: file notifications, then the BM25 snapshot load (during the walk that
             # follows, or the first search's; FTS5 answers until it is in)
             ("watch", lambda: (index.watch(), index.warm_keyword())),
-            ("sync", index.sync),              # one walk: what changed while no server ran
-            ("vectors", index.warm_vectors),   # the shared vector file (mapped) and the query model
+            ("sync", index.sync),  # one walk: what changed while no server ran
+            ("vectors", index.warm_vectors),  # the shared vector file (mapped) and the query model
             ("catch-up", self._housekeeping),  # backlog -> the embedding worker; idle release
-            ("jieba", keyword.warm_up),        # the shared dictionary table, for the first CJK query
-            ("parsers", sync.warm_up),         # for the first edit the watcher reports
-            ("links", index.warm_links),       # the link graph for search's expansion (a thread of its own)
-            ("trim", index.trim_memory),       # what the warm-up (and FTS5 answers meanwhile) left in the heap
+            ("jieba", keyword.warm_up),  # the shared dictionary table, for the first CJK query
+            ("parsers", sync.warm_up),  # for the first edit the watcher reports
+            ("links", index.warm_links),  # the link graph for search's expansion (a thread of its own)
+            ("trim", index.trim_memory),  # what the warm-up (and FTS5 answers meanwhile) left in the heap
         ]
 
         def step(i: int) -> None:
@@ -197,10 +197,20 @@ def tool_definitions() -> list[dict[str, Any]]:
     for t in registry().values():
         schema = t.params.model_json_schema()
         schema.setdefault("properties", {})
-        out.append({"name": t.name, "description": t.description, "inputSchema": schema,
-                    "annotations": {"title": t.name.replace("_", " "), "readOnlyHint": t.read_only,
-                                    "destructiveHint": t.destructive, "idempotentHint": t.idempotent,
-                                    "openWorldHint": False}})
+        out.append(
+            {
+                "name": t.name,
+                "description": t.description,
+                "inputSchema": schema,
+                "annotations": {
+                    "title": t.name.replace("_", " "),
+                    "readOnlyHint": t.read_only,
+                    "destructiveHint": t.destructive,
+                    "idempotentHint": t.idempotent,
+                    "openWorldHint": False,
+                },
+            }
+        )
     return out
 
 
@@ -246,10 +256,15 @@ class Protocol:
         params = params or {}
         if method == "initialize":
             version = params.get("protocolVersion")
-            self._result(rid, {"protocolVersion": version if version in PROTOCOL_VERSIONS else PROTOCOL_VERSIONS[-1],
-                               "capabilities": {"tools": {"listChanged": False}},
-                               "serverInfo": {"name": "reme", "version": __version__},
-                               "instructions": INSTRUCTIONS})
+            self._result(
+                rid,
+                {
+                    "protocolVersion": version if version in PROTOCOL_VERSIONS else PROTOCOL_VERSIONS[-1],
+                    "capabilities": {"tools": {"listChanged": False}},
+                    "serverInfo": {"name": "reme", "version": __version__},
+                    "instructions": INSTRUCTIONS,
+                },
+            )
         elif method == "ping":
             self._result(rid, {})
         elif method == "tools/list":
@@ -338,8 +353,11 @@ def _stop_now(runtime: Runtime, sig: int) -> None:
 def run(workspace: str | None = None) -> int:
     """Serve MCP on stdin/stdout until EOF or SIGINT/SIGTERM/SIGHUP (terminal closed): finish the
     running call (bounded), close the index and leave."""
-    logging.basicConfig(level=os.environ.get("REME_LOG_LEVEL", "INFO"), stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(message)s")
+    logging.basicConfig(
+        level=os.environ.get("REME_LOG_LEVEL", "INFO"),
+        stream=sys.stderr,
+        format="%(asctime)s %(levelname)s %(message)s",
+    )
     runtime = Runtime(workspace)
     stdin, stdout = sys.stdin.buffer, sys.stdout.buffer
     out_lock = threading.Lock()

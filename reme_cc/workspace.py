@@ -15,7 +15,8 @@ import re
 import threading
 import time
 from pathlib import Path, PurePosixPath
-from typing import BinaryIO, Iterator
+from typing import BinaryIO
+from collections.abc import Iterator
 
 from .errors import LockedError, NotFoundError, PathError, ReMeError
 from . import nofollow
@@ -38,9 +39,7 @@ _GROUP_OTHER = 0o077
 DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 
 # Names Windows cannot hold; refused everywhere so a workspace stays portable.
-_WINDOWS_RESERVED = {"con", "prn", "aux", "nul"} | {f"com{i}" for i in range(1, 10)} | {
-    f"lpt{i}" for i in range(1, 10)
-}
+_WINDOWS_RESERVED = {"con", "prn", "aux", "nul"} | {f"com{i}" for i in range(1, 10)} | {f"lpt{i}" for i in range(1, 10)}
 _MAX_COMPONENT_BYTES = 255
 _MAX_PATH_BYTES = 1024  # a whole relative path (PATH_MAX is 1024 on macOS, root included)
 
@@ -72,7 +71,7 @@ def validate_component(name: str) -> str:
     if name.endswith((" ", ".")):
         raise PathError(f"invalid name {name!r}: names cannot end with a space or a dot")
     if any(c in name for c in '<>:"|?*'):
-        raise PathError(f"invalid name {name!r}: the characters <>:\"|?* are not allowed")
+        raise PathError(f'invalid name {name!r}: the characters <>:"|?* are not allowed')
     if len(name.encode("utf-8")) > _MAX_COMPONENT_BYTES:
         raise PathError(f"name too long ({len(name.encode())} bytes, max {_MAX_COMPONENT_BYTES}): shorten it")
     return name
@@ -119,8 +118,13 @@ class Workspace:
     memory keeps it in the personal workspace (``team_metadata``): its ``<root>/metadata`` is then
     never read, written or made private (the repository's files are the team's, not this user's)."""
 
-    def __init__(self, root: str | os.PathLike[str] | None = None, *, create: bool = True,
-                 metadata: str | os.PathLike[str] | None = None):
+    def __init__(
+        self,
+        root: str | os.PathLike[str] | None = None,
+        *,
+        create: bool = True,
+        metadata: str | os.PathLike[str] | None = None,
+    ):
         path = Path(os.path.expanduser(str(root))) if root else default_root()
         if "\x00" in str(path):
             raise PathError("workspace path contains a NUL byte")
@@ -140,8 +144,9 @@ class Workspace:
             try:
                 (self._metadata / "logs").mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR)
             except OSError as exc:
-                raise ReMeError(f"cannot create {self._metadata}: {exc.strerror or exc}; "
-                                "check the personal workspace's permissions") from exc
+                raise ReMeError(
+                    f"cannot create {self._metadata}: {exc.strerror or exc}; check the personal workspace's permissions"
+                ) from exc
 
     def __repr__(self) -> str:
         return f"Workspace({str(self.root)!r})"
@@ -163,8 +168,11 @@ class Workspace:
 
     def linked_layers(self) -> dict[str, str]:
         """{layer: where it leads} for the layers that are symlinks (or lie under one): never used."""
-        return {layer: os.path.realpath(self.root / layer) for layer in LAYERS
-                if (self.root / layer).exists() and own_stat(self.root, layer) is None}
+        return {
+            layer: os.path.realpath(self.root / layer)
+            for layer in LAYERS
+            if (self.root / layer).exists() and own_stat(self.root, layer) is None
+        }
 
     def _make_private(self) -> None:
         """Folders 0700, files 0600. From now on this process creates everything private (the umask
@@ -190,8 +198,11 @@ class Workspace:
         root_done = _chmod_private(self.root, PRIVATE_DIR, failed)
         note = "" if not failed else (f"; could not change {len(failed)} (e.g. {failed[0]}): fix them by hand "
                                       f"with chmod go-rwx")  # fmt: skip
-        self.append_log("workspace.log", f"made the workspace private (it was readable by other users): "
-                                         f"{dirs + root_done} folder(s) set to 0700, {files} file(s) to 0600{note}")
+        self.append_log(
+            "workspace.log",
+            f"made the workspace private (it was readable by other users): "
+            f"{dirs + root_done} folder(s) set to 0700, {files} file(s) to 0600{note}",
+        )
 
     def append_log(self, name: str, line: str) -> None:
         """One timestamped line in metadata/logs/<name> (best effort: a read-only disk loses it)."""
@@ -402,7 +413,9 @@ def fsync_dir(folder: Path) -> None:
 
 def _os_error(exc: OSError, path: Path, action: str = "write") -> ReMeError:
     if exc.errno == errno.ENOSPC:
-        return ReMeError(f"cannot {action} {path.name}: the disk is full; free some space and retry (nothing was changed)")
+        return ReMeError(
+            f"cannot {action} {path.name}: the disk is full; free some space and retry (nothing was changed)"
+        )
     if exc.errno in (errno.EACCES, errno.EPERM):
         return ReMeError(f"cannot {action} {path.name}: permission denied (nothing was changed)")
     if exc.errno == errno.EROFS:

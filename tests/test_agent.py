@@ -12,8 +12,7 @@ import pytest
 
 from reme_cc.config import Config
 from reme_cc.errors import InvalidInputError, NotFoundError
-from reme_cc.agent import (AGENT_TOOLS, AgentSpec, agent_env, agent_tool, load_agent, parse_agent,
-                                  run_agent_sync)
+from reme_cc.agent import AGENT_TOOLS, AgentSpec, agent_env, agent_tool, load_agent, parse_agent, run_agent_sync
 from reme_cc.tools import Context, Params, TextResult
 from support.claude_cli import run_claude
 from support.fake_api import FakeAPI, error, is_subagent, system_contains, text, tool_use
@@ -27,6 +26,7 @@ class EchoParams(Params):
 
 
 if "test_echo" not in AGENT_TOOLS:
+
     @agent_tool("test_echo", "Echo the text back (test tool).")
     def _echo(ctx: Context, params: EchoParams) -> TextResult:
         if params.text == "fail":
@@ -146,15 +146,20 @@ def test_subagents_run_with_their_own_tools(backend, agent_ctx, monkeypatch, tmp
     is_sub = is_subagent if backend == "sdk" else system_contains("MARK-SUB")
     with FakeAPI() as api:
         # two Agent calls in one reply; each helper echoes once and answers
-        api.rule(lambda r: is_sub(r) and not r.tool_results(last_only=True),
-                 lambda r: tool_use(echo, {"text": "one" if "first" in r.last_user_text else "two"}))
+        api.rule(
+            lambda r: is_sub(r) and not r.tool_results(last_only=True),
+            lambda r: tool_use(echo, {"text": "one" if "first" in r.last_user_text else "two"}),
+        )
         api.rule(is_sub, lambda r: text("helper says " + r.tool_results(last_only=True)[0].text.split()[1]))
         agent_call = {"subagent_type": "helper", "description": "echo", "run_in_background": False}
         if backend == "anthropic":
             agent_call.pop("run_in_background")
-        api.script(tool_use("Agent", dict(agent_call, prompt="first task"))
-                   + tool_use("Agent", dict(agent_call, prompt="second task")),
-                   text("both helpers finished"), when=lambda r: not is_sub(r))
+        api.script(
+            tool_use("Agent", dict(agent_call, prompt="first task"))
+            + tool_use("Agent", dict(agent_call, prompt="second task")),
+            text("both helpers finished"),
+            when=lambda r: not is_sub(r),
+        )
         ctx = agent_ctx(backend, api, monkeypatch, tmp_path / "home")
         run = run_agent_sync(ctx, coordinator, "go", subagents={"helper": sub}, tools=[], timeout=180)
         assert run.error is None, run.error

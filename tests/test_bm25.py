@@ -15,15 +15,34 @@ import pytest
 from reme_cc.config import Config
 from reme_cc.index import Index, bm25, catalog, keyword, tiers
 
-EN = ("battery supply chain lithium cathode pricing margin factory capacity contract supplier risk "
-      "forecast quarterly revenue inventory logistics shipping customs tariff warehouse demand export "
-      "python sqlite index search memory vector embedding latency cache thread process lock").split()
-ZH = ("宁德时代 产能 电池 供应链 风险 价格 利润 工厂 合同 供应商 预测 季度 收入 库存 物流 关税 仓库 需求 "
-      "出口 决策 会议 客户 项目 成本").split()
+EN = (
+    "battery supply chain lithium cathode pricing margin factory capacity contract supplier risk "
+    "forecast quarterly revenue inventory logistics shipping customs tariff warehouse demand export "
+    "python sqlite index search memory vector embedding latency cache thread process lock"
+).split()
+ZH = (
+    "宁德时代 产能 电池 供应链 风险 价格 利润 工厂 合同 供应商 预测 季度 收入 库存 物流 关税 仓库 需求 "
+    "出口 决策 会议 客户 项目 成本"
+).split()
 # words FTS5's unicode61 treats differently from a naive split: final sigma, accents, combining
 # marks, kana with a middle dot, full-width digits, underscores, emoji
-ODD = ["ΟΔΟΣ", "οδοσ", "Straße", "café", "naïve", "x\u0301y", "ガ\u3099ー・テスト", "ア・イ", "ｆｕｌｌ１２",
-       "snake_case_word", "🙂", "ǅemal", "İstanbul", "CO₂", "Ⅻ"]
+ODD = [
+    "ΟΔΟΣ",
+    "οδοσ",
+    "Straße",
+    "café",
+    "naïve",
+    "x\u0301y",
+    "ガ\u3099ー・テスト",
+    "ア・イ",
+    "ｆｕｌｌ１２",
+    "snake_case_word",
+    "🙂",
+    "ǅemal",
+    "İstanbul",
+    "CO₂",
+    "Ⅻ",
+]
 
 
 def _para(rng: random.Random) -> str:
@@ -56,9 +75,24 @@ def _corpus(ws, n_files: int = 60, seed: int = 1) -> list[str]:
 
 def _queries(seed: int = 2, n: int = 60) -> list[str]:
     rng = random.Random(seed)
-    qs = ["tariff", "关税", "宁德时代 的风险", "how does battery affect cost", "ΟΔΟΣ", "οδοσ", "café naïve",
-          "İstanbul", "snake_case_word", "ｆｕｌｌ１２", "identical paragraph", "the of and", "zzzz unknownword",
-          "库存 产能 decision", "x\u0301y", "CO₂ Ⅻ"]
+    qs = [
+        "tariff",
+        "关税",
+        "宁德时代 的风险",
+        "how does battery affect cost",
+        "ΟΔΟΣ",
+        "οδοσ",
+        "café naïve",
+        "İstanbul",
+        "snake_case_word",
+        "ｆｕｌｌ１２",
+        "identical paragraph",
+        "the of and",
+        "zzzz unknownword",
+        "库存 产能 decision",
+        "x\u0301y",
+        "CO₂ Ⅻ",
+    ]
     for _ in range(n):
         k = rng.randint(1, 5)
         qs.append(" ".join(rng.choice(EN + ZH + ODD) for _ in range(k)))
@@ -142,7 +176,9 @@ def test_whole_note_scores_identical_to_fts5(corpus_idx, monkeypatch):
             in_folder += bool(mine)
     assert answered > 150 and in_folder > 80
     # a note's score is its chunks' counts summed: a file split over several chunks is one document
-    multi = idx.read(lambda c: c.execute("SELECT path FROM chunks GROUP BY path HAVING COUNT(*) > 2 LIMIT 1").fetchone())
+    multi = idx.read(
+        lambda c: c.execute("SELECT path FROM chunks GROUP BY path HAVING COUNT(*) > 2 LIMIT 1").fetchone()
+    )
     assert multi is not None
 
 
@@ -202,7 +238,7 @@ def test_chunk_paths_from_memory_equal_the_database(ws, corpus_idx):
     (ws.root / "digest/wiki/topic-4.md").unlink()
     idx.update_paths(["digest/wiki/fresh.md", "digest/wiki/topic-4.md"])  # the state is not refreshed yet
     now = idx.read(lambda c: [r[0] for r in c.execute("SELECT id FROM chunks")])
-    ids = sorted(set(before) | set(now)) + [10 ** 9, -1]
+    ids = sorted(set(before) | set(now)) + [10**9, -1]
     assert st.paths_of(ids) and set(now) - set(before)
     want = idx.read(lambda c: tiers.chunk_paths(c, ids))
     got = idx.chunk_paths(ids)
@@ -229,16 +265,23 @@ def test_note_matching_the_question_in_several_chunks_ranks_first(ws):
     between them is the first note of the note-level keyword ranking, above short notes that each
     repeat one of the words; the chunk-level BM25 ranks those short notes' chunks first."""
     filler = lambda tag: " ".join(f"{tag}{i} paddle lake shore camp" for i in range(60))  # noqa: E731
-    ws.write_text("daily/2026-05-01/trip.md", f"# Trip\n\n## Monday\n{filler('m')} we loaded the kayak.\n\n"
-                  f"## Tuesday\n{filler('t')} a long portage.\n\n## Wednesday\n{filler('w')} a moose at dawn.\n")
+    ws.write_text(
+        "daily/2026-05-01/trip.md",
+        f"# Trip\n\n## Monday\n{filler('m')} we loaded the kayak.\n\n"
+        f"## Tuesday\n{filler('t')} a long portage.\n\n## Wednesday\n{filler('w')} a moose at dawn.\n",
+    )
     for i, word in enumerate(("kayak", "portage", "moose")):
         ws.write_text(f"daily/2026-05-0{2 + i}/short-{word}.md", f"# {word}\n{word} {word} for sale\n")
     for i in range(12):
-        ws.write_text(f"daily/2026-04-{10 + i}/other-{i}.md", "".join(f"\n## Part {j}\n{filler('o')}\n" for j in range(3)))
+        ws.write_text(
+            f"daily/2026-04-{10 + i}/other-{i}.md", "".join(f"\n## Part {j}\n{filler('o')}\n" for j in range(3))
+        )
     idx = _idx(ws)
     try:
         idx.sync()
-        n = idx.read(lambda c: c.execute("SELECT COUNT(*) FROM chunks WHERE path = 'daily/2026-05-01/trip.md'").fetchone()[0])
+        n = idx.read(
+            lambda c: c.execute("SELECT COUNT(*) FROM chunks WHERE path = 'daily/2026-05-01/trip.md'").fetchone()[0]
+        )
         assert n >= 3
         q = "kayak portage moose"
         chunks = idx.read(lambda c: keyword.search_chunks(c, q, 3))
@@ -301,7 +344,9 @@ def test_date_filter(corpus_idx):
             assert mine == fts, (q, sd, ed)
     hits = idx.read(lambda c: idx.keywords.bm25.search(c, "tariff", 50, "2026-02-01", "2026-03-31"))
     assert hits
-    paths = idx.read(lambda c: [c.execute("SELECT path FROM chunks WHERE id=?", (cid,)).fetchone()[0] for cid, _ in hits])
+    paths = idx.read(
+        lambda c: [c.execute("SELECT path FROM chunks WHERE id=?", (cid,)).fetchone()[0] for cid, _ in hits]
+    )
     for p in paths:
         assert p.startswith("daily/") and "2026-02-01" <= p.split("/")[1] <= "2026-03-31", p
     assert idx.read(lambda c: idx.keywords.bm25.search(c, "tariff", 50, "2027-01-01", None)) == []
@@ -339,8 +384,12 @@ def test_other_process_add_modify_delete_visible_to_next_search(ws, corpus_idx, 
         raise AssertionError("FTS5 answered: the in-memory index should have")
 
     monkeypatch.setattr(keyword, "search_chunks", no_fts)
-    _other_process(ws, "write:digest/wiki/new.md=# New\nquokka marsupial 袋鼠\n",
-                   "write:digest/wiki/topic-0.md=# Zero\nwombat burrow\n", "delete:digest/wiki/topic-2.md")
+    _other_process(
+        ws,
+        "write:digest/wiki/new.md=# New\nquokka marsupial 袋鼠\n",
+        "write:digest/wiki/topic-0.md=# Zero\nwombat burrow\n",
+        "delete:digest/wiki/topic-2.md",
+    )
     idx.writer.last_sync = 1e18  # no freshness walk in this process: only the other process's commit counts
     assert [h.path for h in idx.search("quokka", limit=5).results] == ["digest/wiki/new.md"]
     assert [h.path for h in idx.search("袋鼠", limit=5).results] == ["digest/wiki/new.md"]
@@ -365,7 +414,10 @@ def test_many_small_changes_merge_deltas(ws, corpus_idx):
         idx.update_paths([f"digest/wiki/extra-{i}.md", "digest/wiki/topic-4.md"])
         fts, mine = _both(idx, "okapi tariff 关税", 30)
         assert mine == fts
-        assert _both_notes(idx, "okapi tariff 关税 rewritten", 30)[1] == _both_notes(idx, "okapi tariff 关税 rewritten", 30)[0]
+        assert (
+            _both_notes(idx, "okapi tariff 关税 rewritten", 30)[1]
+            == _both_notes(idx, "okapi tariff 关税 rewritten", 30)[0]
+        )
         assert len(idx.keywords.bm25.state.segments) <= 1 + bm25.MAX_DELTA_SEGMENTS
     assert len(idx.keywords.bm25.state.segments) < 1 + i  # merged at least once
 
@@ -479,8 +531,12 @@ def test_snapshot_loaded_by_next_process(ws, corpus_idx):
 def test_snapshot_from_older_generation_gets_deltas(ws, corpus_idx):
     idx = corpus_idx
     gen0 = idx.keywords.bm25.state.generation
-    _other_process(ws, "write:digest/wiki/late.md=# Late\nnarwhal tusk\n", "write:digest/wiki/topic-6.md=# Six\nbeluga\n",
-                   "delete:digest/wiki/topic-8.md")
+    _other_process(
+        ws,
+        "write:digest/wiki/late.md=# Late\nnarwhal tusk\n",
+        "write:digest/wiki/topic-6.md=# Six\nbeluga\n",
+        "delete:digest/wiki/topic-8.md",
+    )
     other = _idx(ws)
     try:
         assert other.keywords.bm25.wait_ready(30)
@@ -604,8 +660,12 @@ def test_build_segment_handles_odd_stored_text():
     """Stored token strings that a naive split would miscount: empty rows, double spaces, tabs."""
     sp = bm25.Splitter()
     st = bm25.State("x")
-    rows = [(1, "a.md", 1, None, ""), (2, "a.md", 5, "2026-01-01", "alpha  beta"), (3, "b.md", 1, None, "\tgamma\u3000alpha "),
-            (4, "c.md", 2, "2026-01-02", "a・b ΟΔΟΣ")]
+    rows = [
+        (1, "a.md", 1, None, ""),
+        (2, "a.md", 5, "2026-01-01", "alpha  beta"),
+        (3, "b.md", 1, None, "\tgamma\u3000alpha "),
+        (4, "c.md", 2, "2026-01-02", "a・b ΟΔΟΣ"),
+    ]
     seg = bm25.build_segment(st, sp, rows)
     st.add_segment(seg)
     assert seg.doclen.tolist() == [0, 2, 2, 3]
@@ -656,7 +716,10 @@ def test_vector_file_of_a_recreated_database_is_not_reused(tmp_path):
     meta.mkdir()
 
     def fill(conn, vec):
-        conn.execute("INSERT INTO chunks(path, start_line, end_line, text, hash) VALUES ('a.md', 1, 1, 't', ?)", (vec.tobytes().hex(),))
+        conn.execute(
+            "INSERT INTO chunks(path, start_line, end_line, text, hash) VALUES ('a.md', 1, 1, 't', ?)",
+            (vec.tobytes().hex(),),
+        )
         conn.execute("INSERT INTO embeddings VALUES ('m', ?, ?)", (vec.tobytes().hex(), vec.tobytes()))
         catalog.bump_generation(conn)
 

@@ -19,19 +19,29 @@ TODAY = dt.date.today().isoformat()
 
 def make_memory(ctx, project_dir: Path) -> None:
     ws = ctx.workspace
-    ws.write_text(f"daily/{TODAY}/dream-lock-work.md",
-                  f"---\nname: Dream lock work\ndescription: worked on the lock\ncwd: {project_dir}\n---\nDid things.\n")
-    ws.write_text("digest/procedure/flock-locks.md",
-                  "---\nname: Use flock for cross-process locks\ndescription: flock is released when the holder dies\n"
-                  f"---\nUse flock.\n\n## Sources\n- From [[daily/{TODAY}/dream-lock-work.md]].\n")
-    ws.write_text("digest/wiki/orbital-gardening.md",
-                  "---\nname: Orbital gardening\ndescription: unrelated to the project\n---\nPlants in orbit.\n\n"
-                  "## Sources\n- [[daily/2020-01-01/x.md]]\n")
-    ws.write_text("digest/wiki/quokka-tooling.md",
-                  "---\nname: Quokka tooling\ndescription: the quokka project's build tools\n---\nBuild with make.\n\n"
-                  "## Sources\n- [[daily/2020-01-01/y.md]]\n")
-    topics = [interests.Topic("Cross-process locking", "two lock bugs this week", "seen twice", ["flock"], []),
-              interests.Topic("Evidence links", "digest integrity", "", [], [])]
+    ws.write_text(
+        f"daily/{TODAY}/dream-lock-work.md",
+        f"---\nname: Dream lock work\ndescription: worked on the lock\ncwd: {project_dir}\n---\nDid things.\n",
+    )
+    ws.write_text(
+        "digest/procedure/flock-locks.md",
+        "---\nname: Use flock for cross-process locks\ndescription: flock is released when the holder dies\n"
+        f"---\nUse flock.\n\n## Sources\n- From [[daily/{TODAY}/dream-lock-work.md]].\n",
+    )
+    ws.write_text(
+        "digest/wiki/orbital-gardening.md",
+        "---\nname: Orbital gardening\ndescription: unrelated to the project\n---\nPlants in orbit.\n\n"
+        "## Sources\n- [[daily/2020-01-01/x.md]]\n",
+    )
+    ws.write_text(
+        "digest/wiki/quokka-tooling.md",
+        "---\nname: Quokka tooling\ndescription: the quokka project's build tools\n---\nBuild with make.\n\n"
+        "## Sources\n- [[daily/2020-01-01/y.md]]\n",
+    )
+    topics = [
+        interests.Topic("Cross-process locking", "two lock bugs this week", "seen twice", ["flock"], []),
+        interests.Topic("Evidence links", "digest integrity", "", [], []),
+    ]
     ws.write_text(interests.interests_path(TODAY), interests.render_interests(TODAY, topics, 3, 7))
     ctx.index.sync()
 
@@ -82,8 +92,13 @@ def test_brief_is_stdlib_only_and_fast(ctx, tmp_path):
         "heavy = sorted(m for m in ('yaml', 'numpy', 'jieba', 'pydantic', 'faiss') if m in sys.modules)\n"
         "print(json.dumps({'ms': ms, 'heavy': heavy, 'brief': out}))"
     )
-    proc = subprocess.run(["python3", "-S", "-c", code, str(REPO), str(tmp_path / "quokka")], capture_output=True,
-                          text=True, timeout=60, env={"REME_WORKSPACE": str(ctx.workspace.root), "PATH": "/usr/bin:/bin"})
+    proc = subprocess.run(
+        ["python3", "-S", "-c", code, str(REPO), str(tmp_path / "quokka")],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        env={"REME_WORKSPACE": str(ctx.workspace.root), "PATH": "/usr/bin:/bin"},
+    )
     assert proc.returncode == 0, proc.stderr
     out = json.loads(proc.stdout)
     assert out["heavy"] == [] and "Cross-process locking" in out["brief"] and "flock-locks.md" in out["brief"]
@@ -100,9 +115,14 @@ def test_brief_reaches_the_model_context(ctx, tmp_path):
 
     make_memory(ctx, tmp_path / "quokka")
     with FakeAPI(text("ok")) as api:
-        run = run_claude("hello", api=api, home=tmp_path / "home", cwd=tmp_path / "quokka",
-                         plugin_options={"workspace": str(ctx.workspace.root), "record": False, "auto_dream": False},
-                         env={"REME_RECORD": "false", "REME_AUTO_DREAM": "false"})
+        run = run_claude(
+            "hello",
+            api=api,
+            home=tmp_path / "home",
+            cwd=tmp_path / "quokka",
+            plugin_options={"workspace": str(ctx.workspace.root), "record": False, "auto_dream": False},
+            env={"REME_RECORD": "false", "REME_AUTO_DREAM": "false"},
+        )
         assert run.rc == 0, run
         first = api.messages_requests()[0]
     assert "SessionStart hook additional context" in first.system_text or "additional context" in json.dumps(first.body)

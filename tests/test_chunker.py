@@ -26,6 +26,7 @@ def lines_of(text: str, c) -> list[str]:
 
 # ---- rule 1: frontmatter parsed first; body chunked alone; its lines still count -------------
 
+
 def test_rule1_frontmatter_separate_lines_counted():
     text = "---\nname: n\ndescription: d\n---\n# Title\nbody line\n"
     (c,) = chunks(text)
@@ -68,10 +69,18 @@ def test_rule2_heading_tree_and_skeleton():
     # budget small enough that "# 光伏产业链" does not fit but each H2 does
     got = [(c.start_line, c.end_line, c.headings, c.text) for c in chunks(DOC, max_chars=80)]
     assert got == [
-        (1, 2, ("# 光伏产业链",),
-         "# 光伏产业链\n概述 [[digest/wiki/光伏.md]]\n## 上游：硅料\n## 中游：硅片\n## 下游：组件"),
-        (3, 7, ("# 光伏产业链", "## 上游：硅料"),
-         "# 光伏产业链\n## 上游：硅料\n### 多晶硅工艺\n西门子法。\n### 颗粒硅\n流化床法。\n## 中游：硅片\n## 下游：组件"),
+        (
+            1,
+            2,
+            ("# 光伏产业链",),
+            "# 光伏产业链\n概述 [[digest/wiki/光伏.md]]\n## 上游：硅料\n## 中游：硅片\n## 下游：组件",
+        ),
+        (
+            3,
+            7,
+            ("# 光伏产业链", "## 上游：硅料"),
+            "# 光伏产业链\n## 上游：硅料\n### 多晶硅工艺\n西门子法。\n### 颗粒硅\n流化床法。\n## 中游：硅片\n## 下游：组件",
+        ),
         (8, 9, ("# 光伏产业链", "## 中游：硅片"), "# 光伏产业链\n## 中游：硅片\n硅片切割。\n## 下游：组件"),
         (10, 11, ("# 光伏产业链", "## 下游：组件"), "# 光伏产业链\n## 下游：组件\n组件封装。"),
     ]
@@ -79,11 +88,16 @@ def test_rule2_heading_tree_and_skeleton():
 
 # ---- rule 4: long sections split recursively into sub-sections and blocks --------------------
 
+
 def test_rule4_recursive_split_matches_seed_skeleton():
     long = "改良西门子法是主流工艺。" * 10  # 120 chars
     text = DOC.replace("西门子法。", long)
     got = [(c.start_line, c.end_line, c.text) for c in chunks(text, max_chars=165)]
-    assert got[1] == (3, 5, "# 光伏产业链\n## 上游：硅料\n### 多晶硅工艺\n" + long + "\n### 颗粒硅\n## 中游：硅片\n## 下游：组件")
+    assert got[1] == (
+        3,
+        5,
+        "# 光伏产业链\n## 上游：硅料\n### 多晶硅工艺\n" + long + "\n### 颗粒硅\n## 中游：硅片\n## 下游：组件",
+    )
     assert got[2] == (6, 7, "# 光伏产业链\n## 上游：硅料\n### 颗粒硅\n流化床法。\n## 中游：硅片\n## 下游：组件")
     # heading line 3 (no intro of its own) is covered by the first sub-section chunk
     assert all(any(s <= ln <= e for s, e, _ in got) for ln in range(1, 12))
@@ -103,6 +117,7 @@ def test_rule4_intro_blocks_packed_before_subsections():
 
 # ---- rule 5: tables split with the header (and delimiter) row repeated ------------------------
 
+
 def test_rule5_table_header_repeated():
     rows = [f"| r{i} | value number {i} |" for i in range(1, 9)]
     text = "# T\n\n| h1 | h2 |\n|----|----|\n" + "\n".join(rows) + "\n\nafter\n"
@@ -116,6 +131,7 @@ def test_rule5_table_header_repeated():
 
 
 # ---- rule 6: code blocks split with the fence repeated ----------------------------------------
+
 
 def test_rule6_code_fence_repeated():
     code = [f"print('line {i}')" for i in range(1, 12)]
@@ -138,6 +154,7 @@ def test_rule6_unterminated_fence_runs_to_end():
 
 # ---- rule 7: lists packed by item -------------------------------------------------------------
 
+
 def test_rule7_list_packed_by_item():
     items = [f"- item {i} with some words\n  continuation {i}" for i in range(1, 7)]
     text = "# L\n" + "\n".join(items) + "\n"
@@ -150,6 +167,7 @@ def test_rule7_list_packed_by_item():
 
 
 # ---- rule 8: line-greedy split last, marked [Part X/N] ----------------------------------------
+
 
 def test_rule8_line_greedy_with_part_markers():
     lines = [f"line {i} " + "w" * 30 for i in range(1, 7)]
@@ -222,6 +240,7 @@ def test_empty_binary_and_blank_files():
 
 # ---- other files ------------------------------------------------------------------------------
 
+
 def test_plain_text_chunks_with_overlap_and_exact_ranges():
     lines = [f"log line {i:03d} " + "z" * 20 for i in range(1, 41)]
     text = "\n".join(lines) + "\n"
@@ -267,6 +286,7 @@ def test_jsonl_huge_record_split_in_parts():
 
 # ---- large files --------------------------------------------------------------------------------
 
+
 def test_large_markdown_uses_line_scanner(monkeypatch):
     monkeypatch.setattr(chunker, "_AST_LIMIT", 1000)
     sec = "## S{i}\ntext [[a.md]] " + "y" * 50 + "\n```\n# not a heading\n```\n"
@@ -288,6 +308,7 @@ def test_five_megabyte_markdown_is_fast():
 
 # ---- properties ---------------------------------------------------------------------------------
 
+
 def _check_invariants(text: str, got) -> None:
     norm = text.removeprefix("\ufeff").replace("\r\n", "\n")
     file_lines = norm.split("\n")
@@ -307,12 +328,35 @@ def _check_invariants(text: str, got) -> None:
             assert any(c.start_line <= ln <= c.end_line for c in got), (ln, file_lines[ln - 1])
 
 
-_md_piece = st.sampled_from([
-    "# H1\n", "## H2\n", "### H3\n", "Title\n===\n", "para text here\n", "中文句子。又一句！\n", "\n",
-    "- item\n", "  cont\n", "1. one\n", "| a | b |\n|---|---|\n| 1 | 2 |\n", "```\ncode\n", "```\n", "~~~\n",
-    "> quote\n", "[[link.md]] ", "---\n", "name: x\n", "x" * 90 + "\n", "字" * 120 + "\n", "\r\n", "    indented\n",
-    "<div>\nhtml\n</div>\n", "***\n", "[ref]: http://x\n",
-])
+_md_piece = st.sampled_from(
+    [
+        "# H1\n",
+        "## H2\n",
+        "### H3\n",
+        "Title\n===\n",
+        "para text here\n",
+        "中文句子。又一句！\n",
+        "\n",
+        "- item\n",
+        "  cont\n",
+        "1. one\n",
+        "| a | b |\n|---|---|\n| 1 | 2 |\n",
+        "```\ncode\n",
+        "```\n",
+        "~~~\n",
+        "> quote\n",
+        "[[link.md]] ",
+        "---\n",
+        "name: x\n",
+        "x" * 90 + "\n",
+        "字" * 120 + "\n",
+        "\r\n",
+        "    indented\n",
+        "<div>\nhtml\n</div>\n",
+        "***\n",
+        "[ref]: http://x\n",
+    ]
+)
 
 
 @settings(max_examples=200, deadline=None)
@@ -331,9 +375,11 @@ def test_any_text_never_crashes(text, path):
 
 
 def test_seed_example_note_and_link_reference_definitions():
-    text = ("---\nname: 光伏产业链研究\ndescription: 从硅料到组件的全链条梳理\ntags: [新能源, 光伏]\n---\n"
-            "# 结论\n光伏产业链可以拆成 [[digest/wiki/硅料.md]]、硅片、电池片和组件。\n"
-            "主要生产商包括 [[digest/wiki/隆基绿能.md|隆基]]。\n")
+    text = (
+        "---\nname: 光伏产业链研究\ndescription: 从硅料到组件的全链条梳理\ntags: [新能源, 光伏]\n---\n"
+        "# 结论\n光伏产业链可以拆成 [[digest/wiki/硅料.md]]、硅片、电池片和组件。\n"
+        "主要生产商包括 [[digest/wiki/隆基绿能.md|隆基]]。\n"
+    )
     (c,) = chunks(text)
     assert (c.start_line, c.end_line, c.headings) == (6, 8, ("# 结论",))
     assert c.text == "\n".join(text.split("\n")[5:8])

@@ -27,8 +27,18 @@ def sh(*args: str, env_ws: Path | None = None, input: str | None = None) -> subp
 def test_subprocess_roundtrip(tmp_path):
     w = tmp_path / "w"
     assert sh("init", str(w)).returncode == 0
-    r = sh("--workspace", str(w), "write", "digest/wiki/a.md", "--content",
-           "Body\n\n## Sources\n- [[daily/2026-06-20/x.md]]\n", "--name", "A", "--metadata", '{"tags": ["t"]}')
+    r = sh(
+        "--workspace",
+        str(w),
+        "write",
+        "digest/wiki/a.md",
+        "--content",
+        "Body\n\n## Sources\n- [[daily/2026-06-20/x.md]]\n",
+        "--name",
+        "A",
+        "--metadata",
+        '{"tags": ["t"]}',
+    )
     assert r.returncode == 0, r.stderr
     assert "Created digest/wiki/a.md" in r.stdout
     # --workspace after the subcommand; --json output
@@ -81,9 +91,24 @@ def test_init_git(tmp_path):
 def test_help_lists_every_tool(tmp_path):
     r = sh("--help", env_ws=tmp_path / "w")
     assert r.returncode == 0
-    for name in ("read", "write", "edit", "move", "delete", "list", "stat", "frontmatter-read",
-                 "frontmatter-update", "frontmatter-delete", "read-image", "daily-create", "daily-list",
-                 "daily-reindex", "init", "demo"):
+    for name in (
+        "read",
+        "write",
+        "edit",
+        "move",
+        "delete",
+        "list",
+        "stat",
+        "frontmatter-read",
+        "frontmatter-update",
+        "frontmatter-delete",
+        "read-image",
+        "daily-create",
+        "daily-list",
+        "daily-reindex",
+        "init",
+        "demo",
+    ):
         assert name in r.stdout
 
 
@@ -93,8 +118,12 @@ def test_option_kinds(tmp_path, capsys):
 
     parser = cli.build_parser(["move"])
     args = parser.parse_args(["move", "a.md", "b.md", "--overwrite", "--no-rewrite-links"])
-    assert cli._arguments(all_tools()["move"], args) == {"src": "a.md", "dst": "b.md", "overwrite": True,
-                                                          "rewrite_links": False}
+    assert cli._arguments(all_tools()["move"], args) == {
+        "src": "a.md",
+        "dst": "b.md",
+        "overwrite": True,
+        "rewrite_links": False,
+    }
     args = parser.parse_args(["list", "--ext", "md,jsonl", "--ext", "yaml", "--limit", "3", "--sort", "mtime"])
     assert cli._arguments(all_tools()["list"], args) == {"ext": ["md", "jsonl", "yaml"], "limit": 3, "sort": "mtime"}
     args = parser.parse_args(["frontmatter-update", "x.md", "--updates", '{"a": [1, 2]}'])
@@ -146,14 +175,27 @@ def test_broken_pipe(tmp_path):
     for i in range(300):
         (w / "daily" / "2026-06-20" / f"n{i}.md").write_text("x")
     env = {**os.environ, "REME_WORKSPACE": str(w), "REME_EMBEDDING": "none"}
-    p = subprocess.run(f"'{REME}' read-image resource/nothing.png; '{REME}' list daily --recursive | head -c 1",
-                       shell=True, capture_output=True, text=True, env=env, timeout=120)
+    p = subprocess.run(
+        f"'{REME}' read-image resource/nothing.png; '{REME}' list daily --recursive | head -c 1",
+        shell=True,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert "Traceback" not in p.stderr and "does not exist" in p.stderr
     # the reader has what it wanted: the command ends quietly, with the status of a SIGPIPE'd tool
     for i in range(300, 3000):  # more than a pipe's buffer: the write after `head` left fails
         (w / "daily" / "2026-06-20" / f"n{i}.md").write_text("x")
-    p = subprocess.run(f"set -o pipefail; '{REME}' list daily --recursive --limit 5000 | head -n 1", shell=True,
-                       capture_output=True, text=True, env=env, timeout=120, executable="/bin/bash")
+    p = subprocess.run(
+        f"set -o pipefail; '{REME}' list daily --recursive --limit 5000 | head -n 1",
+        shell=True,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        executable="/bin/bash",
+    )
     assert p.stderr == "" and p.returncode == 141 and p.stdout.count("\n") == 1, p
 
 
@@ -164,9 +206,13 @@ def test_every_command_takes_json_and_workspace_before_or_after_it(tmp_path):
         assert {"--json", "--workspace"} <= set(sub._option_string_actions), name
     w = tmp_path / "w"
     assert sh("init", str(w), "--json").returncode == 0
-    for argv in (["doctor", "--json", "--workspace", str(w)], ["--json", "--workspace", str(w), "doctor"],
-                 ["--json", "status", "--workspace", str(w)], ["embed", "--json", "--workspace", str(w)],
-                 ["trust", "--list", "--workspace", str(w), "--json"]):
+    for argv in (
+        ["doctor", "--json", "--workspace", str(w)],
+        ["--json", "--workspace", str(w), "doctor"],
+        ["--json", "status", "--workspace", str(w)],
+        ["embed", "--json", "--workspace", str(w)],
+        ["trust", "--list", "--workspace", str(w), "--json"],
+    ):
         r = sh(*argv)
         assert r.stdout.lstrip().startswith("{"), (argv, r.stdout, r.stderr)
         json.loads(r.stdout)
@@ -174,8 +220,11 @@ def test_every_command_takes_json_and_workspace_before_or_after_it(tmp_path):
 
 def test_a_workspace_that_does_not_exist_is_refused_not_created(tmp_path):
     missing = tmp_path / "typo"
-    for argv in (["search", "deploy", "--workspace", str(missing)], ["status", "--json", "--workspace", str(missing)],
-                 ["--workspace", str(missing), "write", "digest/wiki/a.md", "--content", "x"]):
+    for argv in (
+        ["search", "deploy", "--workspace", str(missing)],
+        ["status", "--json", "--workspace", str(missing)],
+        ["--workspace", str(missing), "write", "digest/wiki/a.md", "--content", "x"],
+    ):
         r = sh(*argv)
         assert r.returncode == 1 and r.stdout == "", r
         assert f"--workspace {missing} does not exist" in r.stderr and f"reme-cc init {missing}" in r.stderr
@@ -210,5 +259,10 @@ def test_demo(tmp_path, monkeypatch):
     monkeypatch.setenv("HOME", str(tmp_path / "no-login"))
     r = sh("demo", str(tmp_path / "real"), "--real")
     if sys.platform != "darwin":  # macOS keeps the login in the keychain: the CLI is asked instead
-        assert r.returncode == 1 and "/login" in r.stderr and "ANTHROPIC_API_KEY" in r.stderr and "leave out --real" in r.stderr
+        assert (
+            r.returncode == 1
+            and "/login" in r.stderr
+            and "ANTHROPIC_API_KEY" in r.stderr
+            and "leave out --real" in r.stderr
+        )
         assert not (tmp_path / "real").exists()

@@ -28,11 +28,14 @@ def _note(ws) -> str:
 
 
 def test_two_processes_editing_one_note_lose_nothing(ws, ctx):
-    all_tools()["write"].run(ctx, {"path": "daily/2026-06-20/shared.md", "name": "shared",
-                                   "content": "# log\n<!-- end -->\n"})
+    all_tools()["write"].run(
+        ctx, {"path": "daily/2026-06-20/shared.md", "name": "shared", "content": "# log\n<!-- end -->\n"}
+    )
     n = 15
-    procs = [subprocess.Popen([sys.executable, "-c", WORKER, str(ws.root), tag, str(n)], stderr=subprocess.PIPE)
-             for tag in ("a", "b")]
+    procs = [
+        subprocess.Popen([sys.executable, "-c", WORKER, str(ws.root), tag, str(n)], stderr=subprocess.PIPE)
+        for tag in ("a", "b")
+    ]
     for p in procs:
         _, err = p.communicate(timeout=240)
         assert p.returncode == 0, err.decode()
@@ -52,8 +55,14 @@ def test_threads_of_one_process_lose_nothing(ws, ctx):
     def work(tag: str) -> None:
         try:
             for i in range(20):
-                tools["edit"].run(ctx, {"path": "daily/2026-06-20/shared.md", "old_text": "<!-- end -->",
-                                        "new_text": f"- {tag} {i}\n<!-- end -->"})
+                tools["edit"].run(
+                    ctx,
+                    {
+                        "path": "daily/2026-06-20/shared.md",
+                        "old_text": "<!-- end -->",
+                        "new_text": f"- {tag} {i}\n<!-- end -->",
+                    },
+                )
         except BaseException as exc:  # noqa: BLE001
             errors.append(exc)
 

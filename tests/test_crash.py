@@ -94,11 +94,20 @@ def test_torn_tail_of_a_copy_is_ignored_by_readers_and_cut_by_the_next_copy(tmp_
 def test_a_sigkilled_lock_holder_never_blocks(tmp_path):
     """flock locks (workspace locks and the index's filelock) die with their holder: measured."""
     ws = Workspace(tmp_path / "ws")
-    holder = subprocess.Popen([sys.executable, "-c", (
-        "import sys, time\nfrom filelock import FileLock\nfrom reme_cc.workspace import Workspace\n"
-        "ws = Workspace(sys.argv[1])\nl1 = ws.lock('dream'); l1.__enter__()\nl2 = ws.lock('record-s1'); l2.__enter__()\n"
-        "l3 = FileLock(str(ws.metadata / 'index.lock')); l3.acquire()\nprint('held', flush=True)\ntime.sleep(600)\n"),
-        str(ws.root)], stdout=subprocess.PIPE, start_new_session=True)
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            (
+                "import sys, time\nfrom filelock import FileLock\nfrom reme_cc.workspace import Workspace\n"
+                "ws = Workspace(sys.argv[1])\nl1 = ws.lock('dream'); l1.__enter__()\nl2 = ws.lock('record-s1'); l2.__enter__()\n"
+                "l3 = FileLock(str(ws.metadata / 'index.lock')); l3.acquire()\nprint('held', flush=True)\ntime.sleep(600)\n"
+            ),
+            str(ws.root),
+        ],
+        stdout=subprocess.PIPE,
+        start_new_session=True,
+    )
     try:
         assert holder.stdout.readline().strip() == b"held"
         t0 = time.monotonic()
@@ -111,7 +120,11 @@ def test_a_sigkilled_lock_holder_never_blocks(tmp_path):
         from filelock import FileLock
 
         t0 = time.monotonic()
-        with ws.lock("dream", timeout=5), ws.lock("record-s1", timeout=5), FileLock(str(ws.metadata / "index.lock"), timeout=5):
+        with (
+            ws.lock("dream", timeout=5),
+            ws.lock("record-s1", timeout=5),
+            FileLock(str(ws.metadata / "index.lock"), timeout=5),
+        ):
             waited = time.monotonic() - t0
         assert waited < 0.2, f"locks of a dead process blocked for {waited:.2f}s"
         assert crash.lock_wait(ws.root)[0] < 0.1
@@ -136,14 +149,19 @@ def test_dream_cut_short_after_writing_its_node_is_completed_by_the_next_dream(c
     src, node = "daily/2026-06-20/pin.md", "digest/procedure/pin-the-toolchain.md"
     ws.write_text(src, "---\nname: Pin\ndescription: pin it\n---\nAlways pin the toolchain.\n")
     body = "Always pin the toolchain version."
-    ws.write_text(node, node_md("Pin the toolchain", "Pin the toolchain (from the dream)", body, [src]))  # the killed run's work
+    ws.write_text(
+        node, node_md("Pin the toolchain", "Pin the toolchain (from the dream)", body, [src])
+    )  # the killed run's work
     with FakeAPI() as api:
         for k, v in sdk_env(api, tmp_path / "home").items():
             monkeypatch.setenv(k, v)
         monkeypatch.setenv("REME_AGENT_RETRIES", "0")
         units = [{"name": "Pin the toolchain", "bucket": "procedure", "summary": "pin it", "paths": [src]}]
-        script_dream(api, extractions=[extractor_turn(units)],
-                     plans={"Pin the toolchain": create_plan(node, "Pin the toolchain", body, [src])})
+        script_dream(
+            api,
+            extractions=[extractor_turn(units)],
+            plans={"Pin the toolchain": create_plan(node, "Pin the toolchain", body, [src])},
+        )
         summary = asyncio.run(dream.run_dream(ctx, dream.DreamOptions(date="2026-06-20")))
     assert summary.failed == 0 and summary.corroborated == 1, summary.text()
     assert src in dream.load_catalog(ws)

@@ -11,7 +11,11 @@ from support.files_helpers import put, run
 
 
 def _cards(ws):
-    put(ws, "daily/2026-06-20/b-card.md", "---\nname: Bee | card\ndescription: |\n  two\n  lines\nsession_id: s2\n---\nx")
+    put(
+        ws,
+        "daily/2026-06-20/b-card.md",
+        "---\nname: Bee | card\ndescription: |\n  two\n  lines\nsession_id: s2\n---\nx",
+    )
     put(ws, "daily/2026-06-20/a-card.md", "---\nname: Alpha\ndescription: first card\nsession_id: s1\n---\nx")
     put(ws, "daily/2026-06-20/sub/c.md", "no frontmatter\n")
     put(ws, "daily/2026-06-20/interests.yaml", "topics: []\n")
@@ -45,10 +49,16 @@ def test_daily_create_idempotent(ctx, ws):
 def test_daily_list(ctx, ws):
     _cards(ws)
     res = run(ctx, "daily_list", date="2026-06-20")
-    assert [c.path for c in res.cards] == ["daily/2026-06-20/a-card.md", "daily/2026-06-20/b-card.md",
-                                           "daily/2026-06-20/sub/c.md"]
-    assert [(c.name, c.description) for c in res.cards] == [("Alpha", "first card"), ("Bee | card", "two lines"),
-                                                           ("c", "")]
+    assert [c.path for c in res.cards] == [
+        "daily/2026-06-20/a-card.md",
+        "daily/2026-06-20/b-card.md",
+        "daily/2026-06-20/sub/c.md",
+    ]
+    assert [(c.name, c.description) for c in res.cards] == [
+        ("Alpha", "first card"),
+        ("Bee | card", "two lines"),
+        ("c", ""),
+    ]
     assert not res.index_exists and "Alpha: first card" in res.text()
     assert run(ctx, "daily_list", date="2026-01-01").cards == []
 

@@ -39,8 +39,9 @@ def test_demo_walks_the_whole_loop_offline(tmp_path):
     (d / "daily" / "2020-01-01").mkdir(parents=True)
     (d / "daily" / "2020-01-01" / "stale.md").write_text("from an earlier demo")
     (d / ".reme-demo").write_text("created by `reme-cc demo`")  # an earlier demo: it is re-created
-    r = subprocess.run([REME, "demo", str(d)], env=user_env(home), cwd=tmp_path, capture_output=True, text=True,
-                       timeout=240)
+    r = subprocess.run(
+        [REME, "demo", str(d)], env=user_env(home), cwd=tmp_path, capture_output=True, text=True, timeout=240
+    )
     assert r.returncode == 0, r.stdout + r.stderr
     out = r.stdout
     assert out.startswith("Model: OFFLINE SCRIPTED MODEL"), out[:300]
@@ -67,14 +68,19 @@ def test_demo_walks_the_whole_loop_offline(tmp_path):
     assert f"## Sources\n\n- Said in the session recorded in [[{card_rel}]]." in node.read_text()
     # the earlier history is there too (a workspace in use), outside the dream's window
     three_days_ago = (dt.date.today() - dt.timedelta(days=3)).isoformat()
-    assert "[[daily/%s/docs-style-review.md|Docs style review]]" % three_days_ago in \
-        (d / "daily" / f"{three_days_ago}.md").read_text()
+    assert (
+        "[[daily/%s/docs-style-review.md|Docs style review]]" % three_days_ago
+        in (d / "daily" / f"{three_days_ago}.md").read_text()
+    )
     assert (d / "digest" / "personal" / "docs-style.md").is_file()
 
     # what the model said is labelled, every line of it
     story = section(out, "\n1. ", "\n4. ")
-    for said in ("Noted: pnpm for every JavaScript project", "The user said they always use pnpm",
-                 "Use pnpm, not npm, for JavaScript projects"):
+    for said in (
+        "Noted: pnpm for every JavaScript project",
+        "The user said they always use pnpm",
+        "Use pnpm, not npm, for JavaScript projects",
+    ):
         lines = [ln for ln in story.splitlines() if said in ln]
         assert lines and all(ln.strip().startswith(TAG) for ln in lines), (said, lines)
     assert f"source_conversation: [[session/claude_code/{sid}.jsonl]]" in story
@@ -89,8 +95,9 @@ def test_demo_walks_the_whole_loop_offline(tmp_path):
     tries = [ln.strip() for ln in section(out, "\nTry next:\n", "\n\n").splitlines() if ln.strip()]
     assert len(tries) >= 4 and all(t.startswith(REME + " --workspace ") for t in tries), tries
     for t in tries:
-        ran = subprocess.run(t, shell=True, env=user_env(home), cwd=tmp_path, capture_output=True, text=True,
-                             timeout=120)
+        ran = subprocess.run(
+            t, shell=True, env=user_env(home), cwd=tmp_path, capture_output=True, text=True, timeout=120
+        )
         assert ran.returncode == 0, (t, ran.stdout, ran.stderr)
         if " search " in t or " read " in t:
             assert "prefers-pnpm" in ran.stdout or "pnpm" in ran.stdout, (t, ran.stdout)
@@ -120,14 +127,21 @@ def test_real_mode_with_a_login_leaves_the_users_claude_settings_alone(tmp_path)
     (home / ".claude").mkdir(parents=True)
     (home / ".claude" / ".credentials.json").write_text(
         '{"claudeAiOauth": {"accessToken": "sk-ant-oat01-demo-test", "refreshToken": "sk-ant-ort01-demo-test", '
-        '"expiresAt": 9999999999999, "scopes": ["user:inference"], "subscriptionType": "pro"}}')
+        '"expiresAt": 9999999999999, "scopes": ["user:inference"], "subscriptionType": "pro"}}'
+    )
     hook_ran = tmp_path / "user-hook-ran"
-    settings = ('{"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "touch %s"}]}]}}' % hook_ran)
+    settings = '{"hooks": {"SessionStart": [{"hooks": [{"type": "command", "command": "touch %s"}]}]}}' % hook_ran
     (home / ".claude" / "settings.json").write_text(settings)
     with ScriptedModel(SCRIPT) as model:
         env = dict(user_env(home), ANTHROPIC_BASE_URL=model.url)
-        r = subprocess.run([REME, "demo", str(tmp_path / "d"), "--real"], env=env, cwd=tmp_path, capture_output=True,
-                           text=True, timeout=240)
+        r = subprocess.run(
+            [REME, "demo", str(tmp_path / "d"), "--real"],
+            env=env,
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=240,
+        )
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.startswith("Model: the REAL model (claude-haiku-4-5) through your Claude Code login"), r.stdout
     assert "[model] Noted: pnpm for every JavaScript project" in r.stdout and TAG not in r.stdout

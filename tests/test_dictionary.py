@@ -11,8 +11,15 @@ from reme_cc.index import dictionary
 
 def _words() -> list[str]:
     rng = random.Random(5)
-    base = ["宁德时代的固态电池产能", "光伏产业链与硅料价格", "我们决定下周上线储能电站项目", "钠离子电池成本下降",
-            "北京大学生前来应聘", "小明硕士毕业于中国科学院计算所，后在日本京都大学深造", "蓝鲸数据库迁移计划"]
+    base = [
+        "宁德时代的固态电池产能",
+        "光伏产业链与硅料价格",
+        "我们决定下周上线储能电站项目",
+        "钠离子电池成本下降",
+        "北京大学生前来应聘",
+        "小明硕士毕业于中国科学院计算所，后在日本京都大学深造",
+        "蓝鲸数据库迁移计划",
+    ]
     chars = "".join(base)
     return base + ["".join(rng.choice(chars) for _ in range(rng.randint(2, 40))) for _ in range(300)]
 

@@ -16,7 +16,12 @@ import pytest
 
 DOC = Path(__file__).resolve().parent.parent / "docs/ARCHITECTURE.md"
 # the package a section's blocks name things in; None: not checked
-SECTION_PACKAGE = {"notes": "reme_cc.notes", "index": "reme_cc.index", "projects": "reme_cc", "memory agents": "reme_cc.agent"}
+SECTION_PACKAGE = {
+    "notes": "reme_cc.notes",
+    "index": "reme_cc.index",
+    "projects": "reme_cc",
+    "memory agents": "reme_cc.agent",
+}
 
 
 def blocks() -> list[tuple[str, str, int]]:
@@ -126,7 +131,9 @@ def _code_params(fn: object) -> list[tuple[str, str, str | None]]:
     out = []
     for p in inspect.signature(fn).parameters.values():
         kind = "POSITIONAL_OR_KEYWORD" if p.kind is p.POSITIONAL_ONLY else p.kind.name
-        out.append((p.name, kind, None if p.default is p.empty else ast.unparse(ast.parse(repr(p.default), mode="eval"))))
+        out.append(
+            (p.name, kind, None if p.default is p.empty else ast.unparse(ast.parse(repr(p.default), mode="eval")))
+        )
     return out
 
 
@@ -159,7 +166,8 @@ def test_doc_signature_is_the_code(where, kind, obj, text):
         real = real if isinstance(real, str) else inspect.formatannotation(real)
         doc_type, code_type = _norm(returns.group(1)), _norm(real)
         assert doc_type in (code_type, code_type.split("[")[0]), (  # "dict" may stand for dict[str, Any]
-            f"{where}: returns {returns.group(1)} in the doc, {real} in the code")
+            f"{where}: returns {returns.group(1)} in the doc, {real} in the code"
+        )
 
 
 def test_the_doc_has_signatures_to_check():

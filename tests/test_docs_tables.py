@@ -20,7 +20,7 @@ def table_after(heading: str, first_header: str) -> list[list[str]]:
     lines = section.splitlines()
     start = next(i for i, line in enumerate(lines) if line.startswith(f"| {first_header} |"))
     rows = []
-    for line in lines[start + 2:]:
+    for line in lines[start + 2 :]:
         if not line.startswith("|"):
             break
         rows.append([cell.strip() for cell in line.strip().strip("|").split("|")])
@@ -37,7 +37,8 @@ def test_every_tool_is_in_the_readme_table_and_nothing_else():
     # the product's own tools (a test may have registered its echo tools into this process's registry)
     shipped = {n for n, t in all_tools().items() if t.fn.__module__.startswith("reme_cc.")}
     assert set(documented) == shipped, (
-        f"README lacks {sorted(shipped - set(documented))}; README lists unknown {sorted(set(documented) - shipped)}")
+        f"README lacks {sorted(shipped - set(documented))}; README lists unknown {sorted(set(documented) - shipped)}"
+    )
 
 
 def _shown(value: object) -> str:
@@ -59,7 +60,8 @@ def test_every_setting_is_in_the_readme_table_with_its_default():
             documented[key] = defaults[i] if len(defaults) == len(keys) else ""
     documented.pop("workspace")  # not a Config field: the folder itself (REME_WORKSPACE / the plugin option)
     assert set(documented) == set(fields), (
-        f"README lacks {sorted(set(fields) - set(documented))}; lists unknown {sorted(set(documented) - set(fields))}")
+        f"README lacks {sorted(set(fields) - set(documented))}; lists unknown {sorted(set(documented) - set(fields))}"
+    )
     for key, shown in documented.items():
         assert shown == _shown(fields[key]), f"README says {key} defaults to {shown!r}, Config says {fields[key]!r}"
 

@@ -30,7 +30,7 @@ def test_pdf_pages_chinese_and_tables_are_extracted_and_cached(ctx):
     assert ex.error is None and ex.pages == 4
     at = documents.page_lines(ex.text)
     assert sorted(at) == [1, 2, 3, 4]
-    page2 = ex.text.split("\n")[at[2] - 1: at[3] - 1]
+    page2 = ex.text.split("\n")[at[2] - 1 : at[3] - 1]
     joined = "\n".join(page2)
     assert "第2章 钠离子电池量产进度 sodium-ion ramp" in joined  # Chinese and English, exact
     assert "出货量 GWh 321 402" in joined and "毛利率 margin 22.4% 24.1%" in joined  # the table's cells
@@ -41,6 +41,7 @@ def test_pdf_pages_chinese_and_tables_are_extracted_and_cached(ctx):
         raise AssertionError("an unchanged file must never be extracted again")
 
     import reme_cc.notes.documents as mod
+
     orig, mod._run_child = mod._run_child, no_child
     try:
         assert documents.extract(ws.metadata, "resource/other-name.pdf", data).text == ex.text
@@ -130,13 +131,25 @@ def test_secrets_in_a_pdf_never_reach_the_index_read_or_the_agent(ctx):
     assert seen and make.SECRET[:30] not in seen[0] and "第2章" in seen[0]
 
 
-@pytest.mark.parametrize("maker,reason", [
-    (lambda p: make.image_only_pdf(p.with_suffix(".pdf")), "no text layer"),
-    (lambda p: make.report_pdf(p.with_suffix(".pdf"), pages=2, encrypt="secret"), "encrypted"),
-    (lambda p: (p.with_suffix(".pdf").write_bytes(b"%PDF-1.7\n" + bytes(range(256)) * 40), p.with_suffix(".pdf"))[1], "damaged"),
-    (lambda p: make.fake_docx(p.with_suffix(".docx")), "not a Word .docx"),
-    (lambda p: (p.with_suffix(".docx").write_bytes(b"PK\x03\x04 truncated"), p.with_suffix(".docx"))[1], "not a Word .docx"),
-])
+@pytest.mark.parametrize(
+    "maker,reason",
+    [
+        (lambda p: make.image_only_pdf(p.with_suffix(".pdf")), "no text layer"),
+        (lambda p: make.report_pdf(p.with_suffix(".pdf"), pages=2, encrypt="secret"), "encrypted"),
+        (
+            lambda p: (
+                p.with_suffix(".pdf").write_bytes(b"%PDF-1.7\n" + bytes(range(256)) * 40),
+                p.with_suffix(".pdf"),
+            )[1],
+            "damaged",
+        ),
+        (lambda p: make.fake_docx(p.with_suffix(".docx")), "not a Word .docx"),
+        (
+            lambda p: (p.with_suffix(".docx").write_bytes(b"PK\x03\x04 truncated"), p.with_suffix(".docx"))[1],
+            "not a Word .docx",
+        ),
+    ],
+)
 def test_unreadable_documents_are_listed_with_the_reason_never_sent_to_a_model(ctx, maker, reason):
     ws = ctx.workspace
     (ws.root / "resource/2026-06-20").mkdir(parents=True, exist_ok=True)
@@ -172,14 +185,22 @@ def test_deep_nesting_and_a_slow_extraction_are_bounded(ctx, monkeypatch):
     slow = make.report_pdf(ctx.workspace.root / "resource/slow.pdf", pages=1)
     ex = documents.extract(ctx.workspace.metadata, "resource/slow.pdf", slow.read_bytes())
     assert "longer than" in ex.error
-    cache = json.loads((ctx.workspace.metadata / documents.CACHE_DIR / f"{__import__('hashlib').sha256(slow.read_bytes()).hexdigest()}.json").read_text())
+    cache = json.loads(
+        (
+            ctx.workspace.metadata
+            / documents.CACHE_DIR
+            / f"{__import__('hashlib').sha256(slow.read_bytes()).hexdigest()}.json"
+        ).read_text()
+    )
     assert cache["error"] == ex.error  # a hostile file costs its bound once, not on every sync
 
 
 def test_long_pdf_card_prompt_is_an_outline_within_budget_with_recent_cards(ctx):
     ws = ctx.workspace
-    ws.write_text("daily/2026-06-19/battery-pricing.md",
-                  "---\nname: 电池采购比价\ndescription: 用户在比较动力电池供应商的报价\n---\n# 比价\n")
+    ws.write_text(
+        "daily/2026-06-19/battery-pricing.md",
+        "---\nname: 电池采购比价\ndescription: 用户在比较动力电池供应商的报价\n---\n# 比价\n",
+    )
     rel = "resource/2026-06-20/long.pdf"
     make.report_pdf(ws.root / rel, pages=300)
     res = resource.classify(ctx, resource.scan(ctx, "2026-06-20")[0])

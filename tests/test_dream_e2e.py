@@ -10,8 +10,16 @@ from pathlib import Path
 import pytest
 
 from support.claude_cli import sdk_env
-from support.dream_script import (corroborate_plan, create_plan, extractor_requests, extractor_turn, final,
-                                  script_dream, subagent_ids, T)
+from support.dream_script import (
+    corroborate_plan,
+    create_plan,
+    extractor_requests,
+    extractor_turn,
+    final,
+    script_dream,
+    subagent_ids,
+    T,
+)
 from support.fake_api import FakeAPI, tool_use
 
 from reme_cc.memory import dream, interests
@@ -25,8 +33,10 @@ C1 = "daily/2026-06-19/leaked-key.md"
 C2 = "daily/2026-06-20/key-rotation-and-wal.md"
 C3 = "daily/2026-06-20/tooling-chat.md"
 WAL = "digest/wiki/sqlite-wal.md"
-WAL_TEXT = ("---\nname: SQLite WAL mode\ndescription: readers never block the writer\n---\n"
-            "WAL lets many readers run while one writer commits.\n\n## Sources\n- First noted in [[daily/2026-06-01/db.md]].\n")
+WAL_TEXT = (
+    "---\nname: SQLite WAL mode\ndescription: readers never block the writer\n---\n"
+    "WAL lets many readers run while one writer commits.\n\n## Sources\n- First noted in [[daily/2026-06-01/db.md]].\n"
+)
 
 
 @pytest.fixture
@@ -43,19 +53,31 @@ def card(ws, rel: str, name: str, body: str) -> None:
 
 
 def tree(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*"))
-            if p.is_file() and not {"metadata", ".git"} & set(p.relative_to(root).parts)}
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and not {"metadata", ".git"} & set(p.relative_to(root).parts)
+    }
 
 
 def git(root: Path, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t", *args],
-                          capture_output=True, text=True, check=True).stdout
+    return subprocess.run(
+        ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t", *args],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
 
 
 def test_dream_creates_corroborates_commits_and_undoes(ctx, api):
     ws = ctx.workspace
     card(ws, C1, "Leaked key", "The staging API key leaked in a log; we rotated it within the hour.")
-    card(ws, C2, "Key rotation and WAL", "Rotated keys again via the vault script. SQLite in WAL mode kept readers going.")
+    card(
+        ws,
+        C2,
+        "Key rotation and WAL",
+        "Rotated keys again via the vault script. SQLite in WAL mode kept readers going.",
+    )
     card(ws, C3, "Tooling chat", "User said again they prefer pnpm over npm for every JS project.")
     ws.write_text(WAL, WAL_TEXT)
     git(ws.root, "init", "-q")
@@ -65,33 +87,52 @@ def test_dream_creates_corroborates_commits_and_undoes(ctx, api):
     before = tree(ws.root)
 
     units = [
-        {"name": "Rotate leaked API keys", "bucket": "procedure", "summary": "Rotate a leaked key within the hour "
-         "using the vault script.", "paths": [C1, C2]},
+        {
+            "name": "Rotate leaked API keys",
+            "bucket": "procedure",
+            "summary": "Rotate a leaked key within the hour using the vault script.",
+            "paths": [C1, C2],
+        },
         {"name": "Prefers pnpm", "bucket": "personal", "summary": "The user prefers pnpm over npm.", "paths": [C3]},
         {"name": "SQLite WAL mode", "bucket": "wiki", "summary": "WAL keeps readers going.", "paths": [C2]},
     ]
-    topics = [{"title": "Secrets hygiene", "reason": "two leaks this week", "evidence": "rotations on 19 and 20",
-               "keywords": ["api key", "vault"], "paths": [C1, C2]},
-              {"title": "JS tooling", "reason": "pnpm", "evidence": "chat", "keywords": ["pnpm"], "paths": [C3]}]
+    topics = [
+        {
+            "title": "Secrets hygiene",
+            "reason": "two leaks this week",
+            "evidence": "rotations on 19 and 20",
+            "keywords": ["api key", "vault"],
+            "paths": [C1, C2],
+        },
+        {"title": "JS tooling", "reason": "pnpm", "evidence": "chat", "keywords": ["pnpm"], "paths": [C3]},
+    ]
     rotate = "digest/procedure/rotate-leaked-api-keys.md"
     pnpm = "digest/personal/prefers-pnpm.md"
     plans = {
         "Rotate leaked API keys": create_plan(
-            rotate, "Rotate leaked API keys",
+            rotate,
+            "Rotate leaked API keys",
             "Rotate a leaked key within the hour with the vault script; see also [[digest/wiki/sqlite-wal.md]] "
-            "for why the services kept reading meanwhile.", [C1, C2], [WAL]),
+            "for why the services kept reading meanwhile.",
+            [C1, C2],
+            [WAL],
+        ),
         "Prefers pnpm": create_plan(pnpm, "Prefers pnpm", "Use pnpm, not npm, in the user's JS projects.", [C3]),
         "SQLite WAL mode": corroborate_plan(
-            WAL, "SQLite WAL mode", "- First noted in [[daily/2026-06-01/db.md]].\n",
-            f"- First noted in [[daily/2026-06-01/db.md]].\n- Confirmed again in [[{C2}]] during a key rotation.\n"),
+            WAL,
+            "SQLite WAL mode",
+            "- First noted in [[daily/2026-06-01/db.md]].\n",
+            f"- First noted in [[daily/2026-06-01/db.md]].\n- Confirmed again in [[{C2}]] during a key rotation.\n",
+        ),
     }
     script_dream(api, extractions=[extractor_turn(units, topics)], plans=plans)
 
     summary = asyncio.run(dream.run_dream(ctx, dream.DreamOptions(date=DATE)))
 
     assert summary.error is None, summary.text()
-    assert (summary.changed, summary.units, summary.created, summary.corroborated, summary.failed) == (3, 3, 2, 1, 0), \
+    assert (summary.changed, summary.units, summary.created, summary.corroborated, summary.failed) == (3, 3, 2, 1, 0), (
         summary.text()
+    )
     assert len(subagent_ids(api)) == 3  # one subagent per unit, each with its own x-claude-code-agent-id
     assert summary.agent_sessions == 2 and summary.tokens > 0
     for node, sources in ((rotate, {C1, C2}), (pnpm, {C3}), (WAL, {C2, "daily/2026-06-01/db.md"})):
@@ -127,15 +168,23 @@ def test_dropped_sources_link_is_refused_and_failed_unit_is_retried(ctx, api):
     card(ws, good, "Good", "Use ripgrep for code search.")
     card(ws, bad, "Bad", "WAL again.")
     ws.write_text(WAL, WAL_TEXT)
-    units = [{"name": "Use ripgrep", "bucket": "procedure", "summary": "rg is faster", "paths": [good]},
-             {"name": "SQLite WAL mode", "bucket": "wiki", "summary": "WAL", "paths": [bad]}]
+    units = [
+        {"name": "Use ripgrep", "bucket": "procedure", "summary": "rg is faster", "paths": [good]},
+        {"name": "SQLite WAL mode", "bucket": "wiki", "summary": "WAL", "paths": [bad]},
+    ]
     node = "digest/procedure/use-ripgrep.md"
     plans = {
         "Use ripgrep": create_plan(node, "Use ripgrep", "Prefer rg for searching code.", [good]),
         # tries to replace the existing Sources link instead of adding to it, then claims success
         "SQLite WAL mode": [
-            tool_use(T + "edit", {"path": WAL, "old_text": "- First noted in [[daily/2026-06-01/db.md]].",
-                                  "new_text": f"- Noted in [[{bad}]]."}),
+            tool_use(
+                T + "edit",
+                {
+                    "path": WAL,
+                    "old_text": "- First noted in [[daily/2026-06-01/db.md]].",
+                    "new_text": f"- Noted in [[{bad}]].",
+                },
+            ),
             final("CORROBORATE", WAL),
         ],
     }

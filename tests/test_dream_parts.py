@@ -33,8 +33,13 @@ def test_topic_similarity_and_merge():
     assert not interests.similar(T("SQLite WAL"), T("React server components"))
     same_day = [T("SQLite WAL mode", paths=["daily/d/a.md"])]
     previous = [T("Key rotation")]
-    cands = [T("sqlite wal-mode", paths=["daily/d/b.md"]), T("Key rotation!"), T("Jieba tokenising"), T("RRF fusion"),
-             T("Too many")]
+    cands = [
+        T("sqlite wal-mode", paths=["daily/d/b.md"]),
+        T("Key rotation!"),
+        T("Jieba tokenising"),
+        T("RRF fusion"),
+        T("Too many"),
+    ]
     merged = interests.merge_topics(same_day, cands, previous, 3)
     assert [t.title for t in merged] == ["SQLite WAL mode", "Jieba tokenising", "RRF fusion"]
     assert merged[0].paths == ["daily/d/a.md", "daily/d/b.md"]  # the twin widened today's topic
@@ -60,14 +65,18 @@ def test_interests_round_trip_with_and_without_yaml(ws, monkeypatch):
 def test_interests_hand_edit_reads_the_same_under_the_system_python(monkeypatch):
     """The brief (system python3, maybe without PyYAML) and the dream (plugin env) read interests.yaml
     with one parser, so a hand edit means the same topics to both."""
-    text = ('date: "2026-06-20"\ntopics:\n  - title: Rotating keys  # my note\n    keywords:\n      - api key\n'
-            '      - rotation\n    paths: ["daily/x.md"]\n')
+    text = (
+        'date: "2026-06-20"\ntopics:\n  - title: Rotating keys  # my note\n    keywords:\n      - api key\n'
+        '      - rotation\n    paths: ["daily/x.md"]\n'
+    )
     with_yaml = interests.parse_interests(text)
     monkeypatch.setitem(sys.modules, "yaml", None)  # as under a python3 without PyYAML
     without = interests.parse_interests(text)
     assert with_yaml == without
     (topic,) = without["topics"]
-    assert topic.title == "Rotating keys" and topic.keywords == ["api key", "rotation"] and topic.paths == ["daily/x.md"]
+    assert (
+        topic.title == "Rotating keys" and topic.keywords == ["api key", "rotation"] and topic.paths == ["daily/x.md"]
+    )
 
 
 # ---- catalog and parsing ------------------------------------------------------------------------------
@@ -96,10 +105,12 @@ def test_scan_window_and_changed_files(ws):
 
 def test_parse_extraction_and_units(ws):
     card(ws, "daily/2026-06-20/a.md", "A", "alpha")
-    answer = ('Sure.\n```json\n{"units": [{"name": "Use pnpm", "bucket": "Preferences", "summary": "s", '
-              '"paths": ["daily/2026-06-20/a.md", "daily/missing.md", "../etc/passwd"]}, '
-              '{"name": "No evidence", "bucket": "wiki", "paths": ["digest/wiki/x.md"]}, '
-              '{"name": "Second", "bucket": "procedure", "paths": ["[[daily/2026-06-20/a.md]]"]}], "topics": []}\n```')
+    answer = (
+        'Sure.\n```json\n{"units": [{"name": "Use pnpm", "bucket": "Preferences", "summary": "s", '
+        '"paths": ["daily/2026-06-20/a.md", "daily/missing.md", "../etc/passwd"]}, '
+        '{"name": "No evidence", "bucket": "wiki", "paths": ["digest/wiki/x.md"]}, '
+        '{"name": "Second", "bucket": "procedure", "paths": ["[[daily/2026-06-20/a.md]]"]}], "topics": []}\n```'
+    )
     data = dream.parse_extraction(answer)
     units = dream.normalize_units(data["units"], ws, ["daily/2026-06-20/a.md"], 5)
     assert [(u.name, u.bucket, u.paths) for u in units] == [
@@ -113,8 +124,11 @@ def test_parse_extraction_and_units(ws):
 
 # ---- change lists and undo without git ------------------------------------------------------------------
 def _tree(root: Path) -> dict[str, bytes]:
-    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*"))
-            if p.is_file() and "metadata" not in p.relative_to(root).parts and ".git" not in p.relative_to(root).parts}
+    return {
+        p.relative_to(root).as_posix(): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and "metadata" not in p.relative_to(root).parts and ".git" not in p.relative_to(root).parts
+    }
 
 
 def test_change_list_and_undo_without_git(ws):
@@ -128,7 +142,11 @@ def test_change_list_and_undo_without_git(ws):
     ws.resolve("digest/wiki/gone.md").unlink()
     rec.touched("digest/wiki/keep.md", "digest/wiki/new.md", "digest/wiki/gone.md", "metadata/x")
     record = gitlog.save_run(ws, "run1", rec, {"date": "2026-06-20"})
-    assert {c["path"] for c in record["changes"]} == {"digest/wiki/keep.md", "digest/wiki/new.md", "digest/wiki/gone.md"}
+    assert {c["path"] for c in record["changes"]} == {
+        "digest/wiki/keep.md",
+        "digest/wiki/new.md",
+        "digest/wiki/gone.md",
+    }
     assert json.loads(ws.read_bytes("metadata/dream/run1.json"))["changes"] == record["changes"]
     gitlog.undo_last_run(NoteStore(ws))
     assert _tree(ws.root) == before
@@ -149,8 +167,12 @@ def test_undo_refuses_when_user_edited_since(ws):
 
 
 def git(ws, *args: str) -> str:
-    return subprocess.run(["git", "-C", str(ws.root), "-c", "user.name=t", "-c", "user.email=t@t", *args],
-                          check=True, capture_output=True, text=True).stdout
+    return subprocess.run(
+        ["git", "-C", str(ws.root), "-c", "user.name=t", "-c", "user.email=t@t", *args],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
 
 
 def git_repo(ws, committed: dict[str, str], other: dict[str, str] | None = None) -> None:
@@ -173,8 +195,12 @@ def test_git_commit_of_exactly_the_changed_paths_and_revert(ws):
     rec.touched("digest/wiki/a.md", "digest/wiki/b.md")
     sha = gitlog.git_commit(ws, [c["path"] for c in rec.changes()], "reme dream test", "run1")
     gitlog.save_run(ws, "run1", rec, {"commit": sha})
-    shown = subprocess.run(["git", "-C", str(ws.root), "show", "--name-only", "--format=%B", sha],
-                           capture_output=True, text=True, check=True).stdout
+    shown = subprocess.run(
+        ["git", "-C", str(ws.root), "show", "--name-only", "--format=%B", sha],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert "Reme-Dream-Run: run1" in shown
     assert "digest/wiki/a.md" in shown and "digest/wiki/b.md" in shown and "notes-of-user.md" not in shown
     gitlog.undo_last_run(NoteStore(ws))
@@ -245,14 +271,27 @@ def test_dream_without_changes_calls_no_agent(ctx, monkeypatch):
 
 def test_two_cli_dreams_at_once_one_reports_the_lock(ws, tmp_path):
     """Two real `reme-cc dream` processes: the lock is held by the first (simulated by a slow holder)."""
-    holder = subprocess.Popen([sys.executable, "-c", (
-        "import sys,time; from reme_cc.workspace import Workspace; ws=Workspace(sys.argv[1]);\n"
-        "with ws.lock('dream', timeout=0):\n print('held', flush=True); time.sleep(20)"), str(ws.root)],
-        stdout=subprocess.PIPE, text=True)
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            (
+                "import sys,time; from reme_cc.workspace import Workspace; ws=Workspace(sys.argv[1]);\n"
+                "with ws.lock('dream', timeout=0):\n print('held', flush=True); time.sleep(20)"
+            ),
+            str(ws.root),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert holder.stdout.readline().strip() == "held"
-        proc = subprocess.run([sys.executable, "-m", "reme_cc", "--workspace", str(ws.root), "dream"],
-                              capture_output=True, text=True, timeout=60)
+        proc = subprocess.run(
+            [sys.executable, "-m", "reme_cc", "--workspace", str(ws.root), "dream"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert proc.returncode == 75, proc.stderr
         assert "another dream is already running" in proc.stderr
         assert "Traceback" not in proc.stderr
@@ -267,7 +306,7 @@ def test_auto_dream_trigger(ws, tmp_path, monkeypatch):
     assert not maybe_start_auto_dream(ws, Config(auto_dream=False))
     fake_python = tmp_path / "fake-python"
     marker = tmp_path / "spawned"
-    fake_python.write_text(f"#!/bin/sh\necho \"$@\" >> {marker}\n")
+    fake_python.write_text(f'#!/bin/sh\necho "$@" >> {marker}\n')
     fake_python.chmod(0o755)
     monkeypatch.setenv("REME_PYTHON", str(fake_python))  # stands in for the plugin env's python
     assert maybe_start_auto_dream(ws, Config())

@@ -14,8 +14,17 @@ from pathlib import Path
 import pytest
 
 from support.dream_script import create_plan, extractor_turn, script_dream
-from support.fake_api import (FakeAPI, Request, all_of, any_user_contains, has_tool, not_, text, tool_result_for,
-                              tool_use)
+from support.fake_api import (
+    FakeAPI,
+    Request,
+    all_of,
+    any_user_contains,
+    has_tool,
+    not_,
+    text,
+    tool_result_for,
+    tool_use,
+)
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.timeout(2400)]
 
@@ -38,8 +47,10 @@ def wait_for_file(folder: Path, pattern: str, contains: str, timeout: float = 30
                 return path
         time.sleep(0.5)
     logs = folder / "metadata" / "logs"
-    raise AssertionError(f"no {pattern} containing {contains!r} after {timeout}s; logs:\n" + "\n".join(
-        f"--- {p.name}\n{p.read_text(errors='replace')[-2000:]}" for p in sorted(logs.glob("*.log"))))
+    raise AssertionError(
+        f"no {pattern} containing {contains!r} after {timeout}s; logs:\n"
+        + "\n".join(f"--- {p.name}\n{p.read_text(errors='replace')[-2000:]}" for p in sorted(logs.glob("*.log")))
+    )
 
 
 def skill_bash(req: Request) -> object:
@@ -49,8 +60,14 @@ def skill_bash(req: Request) -> object:
     assert base, req.last_user_text[:500]
     plugin = Path(base.group(1)).parents[1]
     undo = "<command-args>undo</command-args>" in req.last_user_text
-    return tool_use("Bash", {"command": f'python3 "{plugin}/scripts/launch.py" dream' + (" --undo" if undo else ""),
-                             "timeout": 600000, "description": "Run the reme dream"})
+    return tool_use(
+        "Bash",
+        {
+            "command": f'python3 "{plugin}/scripts/launch.py" dream' + (" --undo" if undo else ""),
+            "timeout": 600000,
+            "description": "Run the reme dream",
+        },
+    )
 
 
 def test_recorded_session_dreamed_and_recalled(installed_plugin):
@@ -58,11 +75,20 @@ def test_recorded_session_dreamed_and_recalled(installed_plugin):
     ws = user.workspace
     with FakeAPI(default=text("OK")) as api:
         # 1. a session, recorded by the real hooks: the recorder agent (Agent SDK) writes the daily card
-        api.rule(has_tool("mcp__reme__daily_write"), [
-            tool_use("mcp__reme__daily_write", {
-                "name": "JavaScript package manager", "description": "The user said they always use pnpm, never npm.",
-                "content": "## Conclusions\n- The user always uses pnpm, never npm, for JavaScript projects.\n"}),
-            text("Recorded the card.")])
+        api.rule(
+            has_tool("mcp__reme__daily_write"),
+            [
+                tool_use(
+                    "mcp__reme__daily_write",
+                    {
+                        "name": "JavaScript package manager",
+                        "description": "The user said they always use pnpm, never npm.",
+                        "content": "## Conclusions\n- The user always uses pnpm, never npm, for JavaScript projects.\n",
+                    },
+                ),
+                text("Recorded the card."),
+            ],
+        )
         api.rule(all_of(in_user_session, any_user_contains(SAID)), text("Noted: pnpm for every JavaScript project."))
         run = user.claude(SAID, api=api)
         assert run.rc == 0, run
@@ -70,14 +96,33 @@ def test_recorded_session_dreamed_and_recalled(installed_plugin):
         card_rel = card.relative_to(ws).as_posix()
 
         # 2. /reme-dream through the skill: its Bash command runs the dream in the plugin's env
-        script_dream(api, extractions=[extractor_turn([{
-            "name": "Prefers pnpm", "bucket": "personal", "summary": "The user uses pnpm, never npm, for JavaScript.",
-            "paths": [card_rel]}])], plans={"Prefers pnpm": create_plan(
-                NODE, "Prefers pnpm", "The user uses pnpm rather than npm in every JavaScript project.", [card_rel])})
-        api.rule(all_of(in_user_session, tool_result_for("Bash")),
-                 lambda req: text(req.tool_results(last_only=True)[0].text))
-        api.rule(all_of(in_user_session, any_user_contains("Base directory for this skill:"), not_(tool_result_for("Bash"))),
-                 skill_bash)
+        script_dream(
+            api,
+            extractions=[
+                extractor_turn(
+                    [
+                        {
+                            "name": "Prefers pnpm",
+                            "bucket": "personal",
+                            "summary": "The user uses pnpm, never npm, for JavaScript.",
+                            "paths": [card_rel],
+                        }
+                    ]
+                )
+            ],
+            plans={
+                "Prefers pnpm": create_plan(
+                    NODE, "Prefers pnpm", "The user uses pnpm rather than npm in every JavaScript project.", [card_rel]
+                )
+            },
+        )
+        api.rule(
+            all_of(in_user_session, tool_result_for("Bash")), lambda req: text(req.tool_results(last_only=True)[0].text)
+        )
+        api.rule(
+            all_of(in_user_session, any_user_contains("Base directory for this skill:"), not_(tool_result_for("Bash"))),
+            skill_bash,
+        )
         dream = user.claude("/reme-dream", api=api, allowed_tools=["Bash", "mcp__plugin_reme_reme"])
         assert dream.rc == 0, dream
         (bash,) = api.tool_results("Bash")
@@ -88,8 +133,10 @@ def test_recorded_session_dreamed_and_recalled(installed_plugin):
 
         # 3. recall through the plugin's MCP search, in a new session
         api.rule(all_of(in_user_session, tool_result_for(T + "search")), text("You prefer pnpm."))
-        api.rule(all_of(in_user_session, any_user_contains("package manager do I use")),
-                 tool_use(T + "search", {"query": "which JavaScript package manager, pnpm or npm"}))
+        api.rule(
+            all_of(in_user_session, any_user_contains("package manager do I use")),
+            tool_use(T + "search", {"query": "which JavaScript package manager, pnpm or npm"}),
+        )
         ask = user.claude("Which package manager do I use for JavaScript?", api=api)
         assert ask.rc == 0 and ask.result == "You prefer pnpm.", ask
         (search,) = api.tool_results(T + "search")

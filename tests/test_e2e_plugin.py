@@ -14,8 +14,16 @@ from pathlib import Path
 import pytest
 
 from support.claude_cli import REPO, finish, kill_leftovers, leftover_processes, popen_claude, run_claude, run_cli
-from support.fake_api import (FakeAPI, all_of, any_user_contains, fake_api, is_main,  # noqa: F401
-                              text, tool_result_for, tool_use)
+from support.fake_api import (
+    FakeAPI,
+    all_of,
+    any_user_contains,
+    fake_api,  # noqa: F401  (a fixture)
+    is_main,
+    text,
+    tool_result_for,
+    tool_use,
+)
 
 pytestmark = pytest.mark.e2e
 
@@ -27,9 +35,11 @@ def make_workspace(root: Path) -> Path:
     (root / "digest" / "wiki" / "kumquat-harvest.md").write_text(
         "---\nname: Kumquat harvest\ndescription: when and how we pick the kumquats\n---\n"
         "# Kumquat harvest\n\nWe agreed to harvest the kumquats on the third Saturday of January.\n"
-        "Bring the long ladder from the shed.\n")
+        "Bring the long ladder from the shed.\n"
+    )
     (root / "digest" / "wiki" / "tomatoes.md").write_text(
-        "---\nname: Tomatoes\ndescription: greenhouse tomato notes\n---\n# Tomatoes\n\nWater them daily in July.\n")
+        "---\nname: Tomatoes\ndescription: greenhouse tomato notes\n---\n# Tomatoes\n\nWater them daily in July.\n"
+    )
     return root
 
 
@@ -56,13 +66,24 @@ def test_plugin_validate_is_clean(tmp_path):
 
 def test_search_then_read_returns_the_note_text(fake_api, tmp_path):
     ws = make_workspace(tmp_path / "ws")
-    fake_api.rule(all_of(is_main, tool_result_for(T + "read")), text("The harvest is on the third Saturday of January."))
-    fake_api.rule(all_of(is_main, tool_result_for(T + "search")),
-                  lambda req: tool_use(T + "read", {"path": first_hit_path(req.tool_results(last_only=True)[0].text)}))
-    fake_api.rule(all_of(is_main, any_user_contains("when do we harvest")),
-                  tool_use(T + "search", {"query": "kumquat harvest ladder", "limit": 3}))
-    run = run_claude("when do we harvest the kumquats?", api=fake_api, home=tmp_path / "home",
-                     cwd=tmp_path / "proj", plugin_options=opts(ws))
+    fake_api.rule(
+        all_of(is_main, tool_result_for(T + "read")), text("The harvest is on the third Saturday of January.")
+    )
+    fake_api.rule(
+        all_of(is_main, tool_result_for(T + "search")),
+        lambda req: tool_use(T + "read", {"path": first_hit_path(req.tool_results(last_only=True)[0].text)}),
+    )
+    fake_api.rule(
+        all_of(is_main, any_user_contains("when do we harvest")),
+        tool_use(T + "search", {"query": "kumquat harvest ladder", "limit": 3}),
+    )
+    run = run_claude(
+        "when do we harvest the kumquats?",
+        api=fake_api,
+        home=tmp_path / "home",
+        cwd=tmp_path / "proj",
+        plugin_options=opts(ws),
+    )
     try:
         assert run.rc == 0, run
         assert run.result == "The harvest is on the third Saturday of January.", run
@@ -79,12 +100,25 @@ def test_search_then_read_returns_the_note_text(fake_api, tmp_path):
 
 def test_write_then_search_finds_the_new_note(fake_api, tmp_path):
     ws = make_workspace(tmp_path / "ws")
-    note = {"path": "resource/sourdough.md", "content": "# Sourdough\n\nFeed the starter zythum flour at 8am.\n",
-            "name": "Sourdough", "description": "starter feeding schedule"}
-    fake_api.script(tool_use(T + "write", note), tool_use(T + "search", {"query": "zythum starter"}),
-                    text("saved and found"), when=is_main)
-    run = run_claude("remember the sourdough schedule", api=fake_api, home=tmp_path / "home",
-                     cwd=tmp_path / "proj", plugin_options=opts(ws))
+    note = {
+        "path": "resource/sourdough.md",
+        "content": "# Sourdough\n\nFeed the starter zythum flour at 8am.\n",
+        "name": "Sourdough",
+        "description": "starter feeding schedule",
+    }
+    fake_api.script(
+        tool_use(T + "write", note),
+        tool_use(T + "search", {"query": "zythum starter"}),
+        text("saved and found"),
+        when=is_main,
+    )
+    run = run_claude(
+        "remember the sourdough schedule",
+        api=fake_api,
+        home=tmp_path / "home",
+        cwd=tmp_path / "proj",
+        plugin_options=opts(ws),
+    )
     try:
         assert run.rc == 0, run
         (write,) = fake_api.tool_results(T + "write")
@@ -99,10 +133,15 @@ def test_write_then_search_finds_the_new_note(fake_api, tmp_path):
 
 def test_tool_error_reaches_the_model_and_session_continues(fake_api, tmp_path):
     ws = make_workspace(tmp_path / "ws")
-    fake_api.script(tool_use(T + "read", {"path": "../../etc/passwd"}), tool_use(T + "read", {"pth": "x"}),
-                    text("handled"), when=is_main)
-    run = run_claude("read something", api=fake_api, home=tmp_path / "home", cwd=tmp_path / "proj",
-                     plugin_options=opts(ws))
+    fake_api.script(
+        tool_use(T + "read", {"path": "../../etc/passwd"}),
+        tool_use(T + "read", {"pth": "x"}),
+        text("handled"),
+        when=is_main,
+    )
+    run = run_claude(
+        "read something", api=fake_api, home=tmp_path / "home", cwd=tmp_path / "proj", plugin_options=opts(ws)
+    )
     try:
         assert run.rc == 0 and run.result == "handled", run
         outside, bad_args = fake_api.tool_results(T + "read")
@@ -117,14 +156,27 @@ def test_two_sessions_at_once_on_one_workspace(tmp_path):
     with FakeAPI() as api:
         for i in (1, 2):
             api.rule(all_of(any_user_contains(f"session {i}"), tool_result_for(T + "search")), text(f"done {i}"))
-            api.rule(all_of(any_user_contains(f"session {i}"), tool_result_for(T + "write")),
-                     tool_use(T + "search", {"query": f"parallel note {i}"}))
-            api.rule(any_user_contains(f"session {i}"),
-                     tool_use(T + "write", {"path": f"resource/parallel-{i}.md",
-                                            "content": f"# Parallel {i}\n\nparallel note {i} marker{i}\n"}))
+            api.rule(
+                all_of(any_user_contains(f"session {i}"), tool_result_for(T + "write")),
+                tool_use(T + "search", {"query": f"parallel note {i}"}),
+            )
+            api.rule(
+                any_user_contains(f"session {i}"),
+                tool_use(
+                    T + "write",
+                    {
+                        "path": f"resource/parallel-{i}.md",
+                        "content": f"# Parallel {i}\n\nparallel note {i} marker{i}\n",
+                    },
+                ),
+            )
         started = time.monotonic()
-        procs = [popen_claude(f"session {i}", api=api, home=tmp_path / f"home{i}", cwd=tmp_path / "proj",
-                              plugin_options=opts(ws)) for i in (1, 2)]
+        procs = [
+            popen_claude(
+                f"session {i}", api=api, home=tmp_path / f"home{i}", cwd=tmp_path / "proj", plugin_options=opts(ws)
+            )
+            for i in (1, 2)
+        ]
         runs = [finish(p, rid, args, started) for p, rid, args in procs]
         try:
             for i, run in zip((1, 2), runs):
@@ -146,8 +198,22 @@ def test_marketplace_add_and_install_offline_then_use(fake_api, tmp_path):
     ws = make_workspace(tmp_path / "ws")
     add = run_cli(["plugin", "marketplace", "add", str(REPO)], home=home)
     assert add.rc == 0, add
-    inst = run_cli(["plugin", "install", "reme@reme-cc", "--config", f"workspace={ws}", "--config", "embedding=none",
-                    "--config", "record=false", "--config", "auto_dream=false"], home=home)
+    inst = run_cli(
+        [
+            "plugin",
+            "install",
+            "reme@reme-cc",
+            "--config",
+            f"workspace={ws}",
+            "--config",
+            "embedding=none",
+            "--config",
+            "record=false",
+            "--config",
+            "auto_dream=false",
+        ],
+        home=home,
+    )
     assert inst.rc == 0, inst
     settings = json.loads((home / ".claude" / "settings.json").read_text())
     assert settings["enabledPlugins"]["reme@reme-cc"] is True
@@ -169,8 +235,13 @@ def test_unset_options_fall_back_to_inherited_environment(fake_api, tmp_path):
     user's environment is used."""
     ws = make_workspace(tmp_path / "ws")
     fake_api.script(tool_use(T + "read", {"path": "digest/wiki/tomatoes.md"}), text("ok"), when=is_main)
-    run = run_claude("tomatoes?", api=fake_api, home=tmp_path / "home", cwd=tmp_path / "proj",
-                     env={"REME_WORKSPACE": str(ws), **NO_AGENTS})
+    run = run_claude(
+        "tomatoes?",
+        api=fake_api,
+        home=tmp_path / "home",
+        cwd=tmp_path / "proj",
+        env={"REME_WORKSPACE": str(ws), **NO_AGENTS},
+    )
     try:
         assert run.rc == 0, run
         (read,) = fake_api.tool_results(T + "read")

@@ -25,7 +25,9 @@ def idx(ws):
 
 def test_expansion_costs_the_same_queries_for_one_hit_or_ten(ws, idx):
     for i in range(10):
-        ws.write_text(f"digest/wiki/n{i}.md", f"# N{i}\nmarmot {i}\n\nrel:: [[digest/wiki/n{(i + 1) % 10}.md]] [[missing-{i}]]\n")
+        ws.write_text(
+            f"digest/wiki/n{i}.md", f"# N{i}\nmarmot {i}\n\nrel:: [[digest/wiki/n{(i + 1) % 10}.md]] [[missing-{i}]]\n"
+        )
     idx.sync()
     statements: list[str] = []
     idx.db.conn.set_trace_callback(statements.append)
@@ -41,7 +43,10 @@ def test_expansion_costs_the_same_queries_for_one_hit_or_ten(ws, idx):
     assert n_one == n_many == 5 and len(queries) == 3  # outlinks, inlinks, the neighbors' names, in one snapshot
     assert many["digest/wiki/n0.md"] == one["digest/wiki/n0.md"]
     outs, n_out, ins, n_in = many["digest/wiki/n3.md"]
-    assert [(n.path, n.predicate, n.exists) for n in outs] == [("digest/wiki/n4.md", "rel", True), ("missing-3", "rel", False)]
+    assert [(n.path, n.predicate, n.exists) for n in outs] == [
+        ("digest/wiki/n4.md", "rel", True),
+        ("missing-3", "rel", False),
+    ]
     assert n_out == 2 and [n.path for n in ins] == ["digest/wiki/n2.md"] and n_in == 1
     hits = idx.search("marmot", limit=10).results
     assert len(hits) == 10 and all(h.inlinks and h.outlinks for h in hits)
@@ -51,13 +56,17 @@ def _neighbors_one_by_one(conn, path):
     """The expansion of one path the plain way: its link rows, then each shown neighbor's name."""
     outs: dict = {}
     for target, resolved, predicate in conn.execute(
-            "SELECT target, resolved_path, predicate FROM links WHERE source = ? ORDER BY line, rowid", (path,)):
+        "SELECT target, resolved_path, predicate FROM links WHERE source = ? ORDER BY line, rowid", (path,)
+    ):
         key = resolved or target
         if key not in outs or (outs[key][0] is None and predicate):
             outs[key] = (predicate, resolved is not None)
     ins: dict = {}
-    for source, predicate in conn.execute("SELECT source, predicate FROM links WHERE resolved_path = ? "
-                                          "AND source != resolved_path ORDER BY source, line, rowid", (path,)):
+    for source, predicate in conn.execute(
+        "SELECT source, predicate FROM links WHERE resolved_path = ? "
+        "AND source != resolved_path ORDER BY source, line, rowid",
+        (path,),
+    ):
         if source not in ins or (ins[source] is None and predicate):
             ins[source] = predicate
 
@@ -75,14 +84,29 @@ def test_batched_expansion_and_rows_equal_one_hit_at_a_time(ws, idx):
     repeated with and without a predicate, more than the cap) and its row and project are what the
     plain per-hit queries give."""
     note = lambda name, body, project=None: (  # noqa: E731
-        f"---\nname: {name}\ndescription: about {name}\n" + (f"project: {json.dumps(project)}\n" if project else "")
-        + f"---\n# {name}\nwalrus {name}\n\n{body}\n")
+        f"---\nname: {name}\ndescription: about {name}\n"
+        + (f"project: {json.dumps(project)}\n" if project else "")
+        + f"---\n# {name}\nwalrus {name}\n\n{body}\n"
+    )
     hub_links = " ".join(f"[[digest/wiki/leaf{i}.md]]" for i in range(EXPANSION_CAP + 3))
-    ws.write_text("digest/wiki/hub.md", note("hub", f"[[digest/wiki/leaf0.md]] rel:: [[digest/wiki/leaf0.md]]\n"
-                                               f"{hub_links} [[digest/wiki/hub.md]] [[nowhere]] [[digest/wiki/gone.md]]", "app"))
+    ws.write_text(
+        "digest/wiki/hub.md",
+        note(
+            "hub",
+            f"[[digest/wiki/leaf0.md]] rel:: [[digest/wiki/leaf0.md]]\n"
+            f"{hub_links} [[digest/wiki/hub.md]] [[nowhere]] [[digest/wiki/gone.md]]",
+            "app",
+        ),
+    )
     for i in range(EXPANSION_CAP + 3):
-        ws.write_text(f"digest/wiki/leaf{i}.md", note(f"leaf{i}", "[[digest/wiki/hub.md]]" + (" [[nowhere]]" if i % 3 else ""),
-                                                       ["app", "web"] if i % 2 else None))
+        ws.write_text(
+            f"digest/wiki/leaf{i}.md",
+            note(
+                f"leaf{i}",
+                "[[digest/wiki/hub.md]]" + (" [[nowhere]]" if i % 3 else ""),
+                ["app", "web"] if i % 2 else None,
+            ),
+        )
     for i in range(4):
         ws.write_text(f"daily/2026-06-2{i}/card.md", note(f"card{i}", f"cites:: [[digest/wiki/leaf{i}.md]] [[hub]]"))
     idx.sync()
@@ -95,12 +119,13 @@ def test_batched_expansion_and_rows_equal_one_hit_at_a_time(ws, idx):
         assert batch[p] == graph.expansion(p) == _neighbors_one_by_one(idx.db.conn, p), p
     hub = batch["digest/wiki/hub.md"]
     assert hub[1] > EXPANSION_CAP and hub[3] > EXPANSION_CAP and len(hub[0]) == len(hub[2]) == EXPANSION_CAP
-    assert ("nowhere", None, None, False) in [(n.path, n.name, n.description, n.exists)
-                                              for n in batch["digest/wiki/leaf1.md"][0]]
+    assert ("nowhere", None, None, False) in [
+        (n.path, n.name, n.description, n.exists) for n in batch["digest/wiki/leaf1.md"][0]
+    ]
     assert [(n.path, n.name) for n in batch["digest/wiki/leaf1.md"][2]][:1] == [("daily/2026-06-21/card.md", "card1")]
 
     ids = [r[0] for r in idx.db.conn.execute("SELECT id FROM chunks ORDER BY path DESC, id")]
-    ranked = [(cid, (1.0 / (i + 1), 0.25 / (i + 1), 0.75 / (i + 1))) for i, cid in enumerate(ids + [10 ** 9])]
+    ranked = [(cid, (1.0 / (i + 1), 0.25 / (i + 1), 0.75 / (i + 1))) for i, cid in enumerate(ids + [10**9])]
     idx.warm_links()
     assert idx.links.wait_ready(30)
     statements: list[str] = []
@@ -116,8 +141,16 @@ def test_batched_expansion_and_rows_equal_one_hit_at_a_time(ws, idx):
         if row is None:  # removed meanwhile: skipped
             continue
         extra = idx.db.conn.execute("SELECT extra FROM files WHERE path = ?", (row[0],)).fetchone()[0]
-        h = Hit(row[0], row[1], row[2], round(score, 6), round(v, 6), round(w, 6), row[3],
-                project=json.loads(extra or "{}").get("project"))
+        h = Hit(
+            row[0],
+            row[1],
+            row[2],
+            round(score, 6),
+            round(v, 6),
+            round(w, 6),
+            row[3],
+            project=json.loads(extra or "{}").get("project"),
+        )
         h.outlinks, h.outlinks_total, h.inlinks, h.inlinks_total = _neighbors_one_by_one(idx.db.conn, row[0])
         want.append(h)
     assert hits == want and len(hits) == len(ids)
@@ -125,7 +158,9 @@ def test_batched_expansion_and_rows_equal_one_hit_at_a_time(ws, idx):
 
 
 def _links_shown(idx, query):
-    return {h.path: ([n.path for n in h.outlinks], [n.path for n in h.inlinks]) for h in idx.search(query, limit=10).results}
+    return {
+        h.path: ([n.path for n in h.outlinks], [n.path for n in h.inlinks]) for h in idx.search(query, limit=10).results
+    }
 
 
 def test_the_link_graph_never_shows_a_stale_link(ws, idx, monkeypatch):

@@ -25,8 +25,13 @@ SID = "cf0565d1-9dd3-4e0c-9c37-4f1acd73559e"
 
 
 def reme(ws: Path, env: dict[str, str], *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "reme_cc", "--workspace", str(ws), *args], env=env,
-                          capture_output=True, text=True, timeout=180)
+    return subprocess.run(
+        [sys.executable, "-m", "reme_cc", "--workspace", str(ws), *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=180,
+    )
 
 
 def not_logged_in_env(home: Path) -> dict[str, str]:
@@ -48,7 +53,9 @@ def test_not_logged_in_shows_in_status_doctor_and_brief_until_it_works(ws, tmp_p
     assert (streak.agent, streak.count, streak.cause) == ("recorder", 2, "not logged in"), streak
     assert "login" in streak.error.lower()
     line = streak.line()
-    assert line.startswith("memory recording has failed 2 times since ") and line.endswith("run /login in Claude Code (or set ANTHROPIC_API_KEY)")
+    assert line.startswith("memory recording has failed 2 times since ") and line.endswith(
+        "run /login in Claude Code (or set ANTHROPIC_API_KEY)"
+    )
 
     status = reme(ws.root, env, "status")
     assert f"FAILING: {line}" in status.stdout, status.stdout
@@ -75,10 +82,21 @@ def _brief(root: Path, tmp_path: Path) -> str:
     hook = Path(__file__).resolve().parent.parent / "hooks" / "reme_hook.py"
     env = {k: v for k, v in os.environ.items() if not k.startswith(("REME_", "CLAUDE"))}
     env.update(REME_WORKSPACE=str(root), REME_RECORD="false", REME_AUTO_DREAM="false")
-    payload = {"session_id": "brief-check", "hook_event_name": "SessionStart", "source": "startup",
-               "cwd": str(tmp_path), "transcript_path": str(tmp_path / "none.jsonl")}
-    out = subprocess.run([sys.executable, "-S", str(hook), "SessionStart"], input=json.dumps(payload), env=env,
-                         capture_output=True, text=True, timeout=30)
+    payload = {
+        "session_id": "brief-check",
+        "hook_event_name": "SessionStart",
+        "source": "startup",
+        "cwd": str(tmp_path),
+        "transcript_path": str(tmp_path / "none.jsonl"),
+    }
+    out = subprocess.run(
+        [sys.executable, "-S", str(hook), "SessionStart"],
+        input=json.dumps(payload),
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout)["hookSpecificOutput"]["additionalContext"] if out.stdout.strip() else ""
 
@@ -86,7 +104,7 @@ def _brief(root: Path, tmp_path: Path) -> str:
 def test_each_cause_has_its_fix():
     cases = {
         "Not logged in · Please run /login": "not logged in",
-        "API Error: 401 {\"type\":\"authentication_error\"}": "the API key was refused",
+        'API Error: 401 {"type":"authentication_error"}': "the API key was refused",
         "API Error: 429 rate_limit_error": "the API is rate limiting",
         "API Error: 529 overloaded_error": "the API failed",
         "daily recorder cap reached (40/40 runs today); raise daily_recorder_runs to record more": "today's cap is reached",
@@ -120,8 +138,10 @@ def test_a_dream_that_cannot_reach_the_model_says_so_and_is_kept(ws, tmp_path):
     today = dt.date.today().isoformat()
     card = ws.root / "daily" / today / "lock-work.md"
     card.parent.mkdir(parents=True, exist_ok=True)
-    card.write_text("---\nname: Lock work\ndescription: fixed the flock bug\n---\nWe switched to flock because "
-                    "fcntl locks were lost when a child closed the file.\n")
+    card.write_text(
+        "---\nname: Lock work\ndescription: fixed the flock bug\n---\nWe switched to flock because "
+        "fcntl locks were lost when a child closed the file.\n"
+    )
     run = reme(ws.root, not_logged_in_env(tmp_path / "home"), "dream")
     assert run.returncode == 1, run.stdout + run.stderr
     head = run.stdout.splitlines()[0]

@@ -12,8 +12,20 @@ import anthropic
 import pytest
 
 from support.claude_cli import leftover_processes, run_claude
-from support.fake_api import (FakeAPI, all_of, any_user_contains, error, fake_api, is_main, last_user_contains,  # noqa: F401
-                              system_contains, text, tool_result_contains, tool_result_for, tool_use)
+from support.fake_api import (
+    FakeAPI,
+    all_of,
+    any_user_contains,
+    error,  # noqa: F401
+    fake_api,  # noqa: F401  (a fixture)
+    is_main,
+    last_user_contains,  # noqa: F401
+    system_contains,
+    text,
+    tool_result_contains,  # noqa: F401
+    tool_result_for,  # noqa: F401
+    tool_use,
+)
 
 
 def client(api: FakeAPI, retries: int = 0) -> anthropic.Anthropic:
@@ -21,15 +33,18 @@ def client(api: FakeAPI, retries: int = 0) -> anthropic.Anthropic:
 
 
 def test_non_streaming_text_and_tool_use(fake_api):
-    fake_api.rule(any_user_contains("weather"), [tool_use("get_weather", {"city": "Paris"}, id="toolu_1"),
-                                                  text("Sunny.")])
+    fake_api.rule(
+        any_user_contains("weather"), [tool_use("get_weather", {"city": "Paris"}, id="toolu_1"), text("Sunny.")]
+    )
     c = client(fake_api)
     msgs = [{"role": "user", "content": "weather in Paris?"}]
     r1 = c.messages.create(model="m", max_tokens=100, messages=msgs)
     assert r1.stop_reason == "tool_use"
     assert r1.content[0].type == "tool_use" and r1.content[0].input == {"city": "Paris"}
-    msgs += [{"role": "assistant", "content": [b.model_dump() for b in r1.content]},
-             {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "22C"}]}]
+    msgs += [
+        {"role": "assistant", "content": [b.model_dump() for b in r1.content]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_1", "content": "22C"}]},
+    ]
     r2 = c.messages.create(model="m", max_tokens=100, messages=msgs)
     assert r2.content[0].text == "Sunny." and r2.stop_reason == "end_turn"
     # the list is consumed: a third request falls to the default
@@ -40,20 +55,30 @@ def test_non_streaming_text_and_tool_use(fake_api):
 
 
 def test_streaming_with_system_role_messages_and_mixed_blocks(fake_api):
-    fake_api.rule(system_contains("You are a recorder"), text("noted ") + tool_use("write", {"path": "a.md", "content": "x" * 300}))
+    fake_api.rule(
+        system_contains("You are a recorder"),
+        text("noted ") + tool_use("write", {"path": "a.md", "content": "x" * 300}),
+    )
     c = client(fake_api)
-    with c.messages.stream(model="m", max_tokens=100, system="You are a recorder.",
-                           messages=[{"role": "user", "content": "hi"}]) as s:
+    with c.messages.stream(
+        model="m", max_tokens=100, system="You are a recorder.", messages=[{"role": "user", "content": "hi"}]
+    ) as s:
         final = s.get_final_message()
     assert [b.type for b in final.content] == ["text", "tool_use"]
     assert final.content[1].input == {"path": "a.md", "content": "x" * 300}  # reassembled from deltas
     assert final.stop_reason == "tool_use" and final.usage.output_tokens > 0
     # role "system" inside messages is accepted (the real CLI sends these) and matched as system text
-    raw = json.dumps({"model": "m", "max_tokens": 5, "stream": False,
-                      "messages": [{"role": "system", "content": "You are a recorder"},
-                                   {"role": "user", "content": "x"}]}).encode()
-    with urllib.request.urlopen(urllib.request.Request(f"{fake_api.url}/v1/messages?beta=true", raw,
-                                                       {"content-type": "application/json"})) as resp:
+    raw = json.dumps(
+        {
+            "model": "m",
+            "max_tokens": 5,
+            "stream": False,
+            "messages": [{"role": "system", "content": "You are a recorder"}, {"role": "user", "content": "x"}],
+        }
+    ).encode()
+    with urllib.request.urlopen(
+        urllib.request.Request(f"{fake_api.url}/v1/messages?beta=true", raw, {"content-type": "application/json"})
+    ) as resp:
         body = json.loads(resp.read())
     assert body["content"][0]["text"] == "noted "
     assert fake_api.requests[-1].path == "/v1/messages?beta=true"
@@ -70,7 +95,9 @@ def test_errors_for_n_calls_then_success(fake_api):
     assert ok.content[0].text.startswith("OK")
     # the SDK's own retries go through the same rules
     fake_api.fail(500, times=1)
-    ok = client(fake_api, retries=2).messages.create(model="m", max_tokens=5, messages=[{"role": "user", "content": "x"}])
+    ok = client(fake_api, retries=2).messages.create(
+        model="m", max_tokens=5, messages=[{"role": "user", "content": "x"}]
+    )
     assert ok.content[0].text.startswith("OK")
     assert len(fake_api.requests) == 5
 
@@ -78,7 +105,9 @@ def test_errors_for_n_calls_then_success(fake_api):
 def test_always_failing_and_bad_request(fake_api):
     fake_api.fail(500, times=None, retry=False)
     with pytest.raises(anthropic.InternalServerError):
-        client(fake_api, retries=3).messages.create(model="m", max_tokens=5, messages=[{"role": "user", "content": "x"}])
+        client(fake_api, retries=3).messages.create(
+            model="m", max_tokens=5, messages=[{"role": "user", "content": "x"}]
+        )
     assert len(fake_api.requests) == 1  # x-should-retry: false stops the SDK from retrying
     req = urllib.request.Request(f"{fake_api.url}/v1/messages", b"{}", {"content-type": "application/json"})
     with pytest.raises(urllib.error.HTTPError) as exc:
@@ -102,14 +131,19 @@ def test_hang_times_out_client_and_stop_releases_it():
 def test_callable_reply_headers_and_wait_for(fake_api):
     fake_api.rule(all_of(is_main, last_user_contains("echo")), lambda req: text(req.last_user_text.upper()))
     c = client(fake_api)
-    r = c.messages.create(model="m", max_tokens=5, messages=[{"role": "user", "content": "echo me"}],
-                          extra_headers={"x-claude-code-agent-id": "agent-7"})
+    r = c.messages.create(
+        model="m",
+        max_tokens=5,
+        messages=[{"role": "user", "content": "echo me"}],
+        extra_headers={"x-claude-code-agent-id": "agent-7"},
+    )
     assert r.content[0].text.startswith("OK")  # subagent request: is_main fails
     r = c.messages.create(model="m", max_tokens=5, messages=[{"role": "user", "content": "echo me"}])
     assert r.content[0].text == "ECHO ME"
     assert fake_api.requests[0].agent_id == "agent-7" and fake_api.requests[1].agent_id is None
-    threading.Timer(0.2, lambda: c.messages.create(model="m", max_tokens=5,
-                                                   messages=[{"role": "user", "content": "late"}])).start()
+    threading.Timer(
+        0.2, lambda: c.messages.create(model="m", max_tokens=5, messages=[{"role": "user", "content": "late"}])
+    ).start()
     assert fake_api.wait_for(last_user_contains("late"), timeout=5).last_user_text == "late"
 
 
@@ -124,10 +158,17 @@ def test_real_cli_talks_to_fake_api(fake_api, tmp_path):
     """The bundled CLI runs offline against the fake API: tool_use round trip through a built-in tool."""
     (tmp_path / "proj").mkdir()
     (tmp_path / "proj" / "notes.txt").write_text("the secret word is kumquat\n")
-    fake_api.script(tool_use("Read", {"file_path": str(tmp_path / "proj" / "notes.txt")}), text("It is kumquat."),
-                    when=is_main)
-    run = run_claude("what is the secret word?", api=fake_api, home=tmp_path / "home", cwd=tmp_path / "proj",
-                     plugin_dir=None, allowed_tools=["Read"])
+    fake_api.script(
+        tool_use("Read", {"file_path": str(tmp_path / "proj" / "notes.txt")}), text("It is kumquat."), when=is_main
+    )
+    run = run_claude(
+        "what is the secret word?",
+        api=fake_api,
+        home=tmp_path / "home",
+        cwd=tmp_path / "proj",
+        plugin_dir=None,
+        allowed_tools=["Read"],
+    )
     assert run.rc == 0, run
     assert run.result == "It is kumquat." and run.session_id
     read = fake_api.tool_results("Read")

@@ -57,16 +57,26 @@ def env_for(root: Path, **extra: str) -> dict[str, str]:
 
 
 def cli(root: Path, *args: str, env: dict[str, str] | None = None, timeout: float = 120) -> subprocess.CompletedProcess:
-    return subprocess.run(crash.reme(root, *args), env=env or env_for(root), capture_output=True, text=True,
-                          timeout=timeout, cwd="/")
+    return subprocess.run(
+        crash.reme(root, *args), env=env or env_for(root), capture_output=True, text=True, timeout=timeout, cwd="/"
+    )
 
 
-def hook(event: str, root: Path, transcript: Path, env: dict[str, str] | None = None) -> tuple[subprocess.CompletedProcess, float]:
-    payload = json.dumps({"session_id": SID, "transcript_path": str(transcript), "hook_event_name": event,
-                          "cwd": "/home/user/project"})
+def hook(
+    event: str, root: Path, transcript: Path, env: dict[str, str] | None = None
+) -> tuple[subprocess.CompletedProcess, float]:
+    payload = json.dumps(
+        {"session_id": SID, "transcript_path": str(transcript), "hook_event_name": event, "cwd": "/home/user/project"}
+    )
     t0 = time.monotonic()
-    p = subprocess.run([PY, "-S", str(HOOK), event], input=payload.encode(), capture_output=True,
-                       env=env or env_for(root), timeout=30, cwd="/")
+    p = subprocess.run(
+        [PY, "-S", str(HOOK), event],
+        input=payload.encode(),
+        capture_output=True,
+        env=env or env_for(root),
+        timeout=30,
+        cwd="/",
+    )
     return p, time.monotonic() - t0
 
 
@@ -167,8 +177,14 @@ def test_file_size_limit_in_a_child_process(tmp_path):
     def limit() -> None:
         resource.setrlimit(resource.RLIMIT_FSIZE, (50_000, 50_000))
 
-    p = subprocess.run(crash.reme(root, "write", "resource/a.md", "--content", "x " * 50_000), env=env_for(root),
-                       capture_output=True, text=True, preexec_fn=limit, timeout=60)
+    p = subprocess.run(
+        crash.reme(root, "write", "resource/a.md", "--content", "x " * 50_000),
+        env=env_for(root),
+        capture_output=True,
+        text=True,
+        preexec_fn=limit,
+        timeout=60,
+    )
     assert p.returncode == 1 and "cannot write a.md" in p.stderr and "Traceback" not in p.stderr, p
     assert (root / "resource/a.md").read_text() == note("A", "old text")
     no_temp_files(root)
@@ -292,13 +308,27 @@ def test_workspace_path_with_spaces_and_non_ascii_full_flow(tmp_path):
     root = tmp_path / "My Memory – 记忆 é" / "w s"
     T = "mcp__plugin_reme_reme__"
     with FakeAPI() as api:
-        api.script(tool_use(T + "write", {"path": "resource/sourdough 面包.md", "content": "# Sourdough\n\nFeed the "
-                                          "zythum starter at 8am.\n", "name": "Sourdough", "description": "feeding"}),
-                   tool_use(T + "search", {"query": "zythum starter"}), text("saved and found"),
-                   when=lambda r: "zythum" in json.dumps(r.messages[:1]))
-        run = run_claude("remember: feed the zythum starter at 8am", api=api, home=tmp_path / "home 家",
-                         cwd=tmp_path / "proj ect", plugin_options={"workspace": str(root), "embedding": "none",
-                                                                    "auto_dream": False})
+        api.script(
+            tool_use(
+                T + "write",
+                {
+                    "path": "resource/sourdough 面包.md",
+                    "content": "# Sourdough\n\nFeed the zythum starter at 8am.\n",
+                    "name": "Sourdough",
+                    "description": "feeding",
+                },
+            ),
+            tool_use(T + "search", {"query": "zythum starter"}),
+            text("saved and found"),
+            when=lambda r: "zythum" in json.dumps(r.messages[:1]),
+        )
+        run = run_claude(
+            "remember: feed the zythum starter at 8am",
+            api=api,
+            home=tmp_path / "home 家",
+            cwd=tmp_path / "proj ect",
+            plugin_options={"workspace": str(root), "embedding": "none", "auto_dream": False},
+        )
         try:
             assert run.rc == 0, run
             assert run.result == "saved and found", run
@@ -351,10 +381,16 @@ def test_transcript_timestamps_in_the_future_past_and_garbage_are_recorded(tmp_p
     from reme_cc.tools import Context
 
     ws = Workspace(tmp_path / "ws")
-    write_copy(ws, SID, [entry("user", "Plan made in 2099.", "2099-01-01T09:00:00Z", "u1"),
-                         entry("assistant", "Noted.", "1970-01-01T00:00:01Z", "a1"),
-                         entry("user", "And a broken clock.", "not-a-time", "u2"),
-                         entry("assistant", "Still recorded.", "", "a2")])
+    write_copy(
+        ws,
+        SID,
+        [
+            entry("user", "Plan made in 2099.", "2099-01-01T09:00:00Z", "u1"),
+            entry("assistant", "Noted.", "1970-01-01T00:00:01Z", "a1"),
+            entry("user", "And a broken clock.", "not-a-time", "u2"),
+            entry("assistant", "Still recorded.", "", "a2"),
+        ],
+    )
     with FakeAPI() as api:
         for k, v in sdk_env(api, tmp_path / "home").items():
             monkeypatch.setenv(k, v)
@@ -362,9 +398,12 @@ def test_transcript_timestamps_in_the_future_past_and_garbage_are_recorded(tmp_p
         monkeypatch.setenv("REME_ANTHROPIC_API_KEY", "sk-ant-fake")
         monkeypatch.setenv("REME_EMBEDDING", "none")
         api.default = text("done")
-        api.rule(lambda r: not r.tool_results(last_only=True),
-                 lambda r: tool_use("daily_write", {"name": "Skewed clocks", "description": "a plan",
-                                                    "content": r.last_user_text[-300:]}))
+        api.rule(
+            lambda r: not r.tool_results(last_only=True),
+            lambda r: tool_use(
+                "daily_write", {"name": "Skewed clocks", "description": "a plan", "content": r.last_user_text[-300:]}
+            ),
+        )
         ctx = with_agents(Context(ws, Config.load(ws.root)))
         try:
             report = record_session(ctx, SID)
@@ -412,8 +451,14 @@ def test_a_future_last_record_time_does_not_stop_time_based_recording(tmp_path):
 def _session_copy(ws: Workspace) -> None:
     from support.recorder import entry, write_copy
 
-    write_copy(ws, SID, [entry("user", "We chose SQLite for the store.", "2026-06-20T09:00:00Z", "u1"),
-                         entry("assistant", "Noted: SQLite, WAL mode.", "2026-06-20T09:00:05Z", "a1")])
+    write_copy(
+        ws,
+        SID,
+        [
+            entry("user", "We chose SQLite for the store.", "2026-06-20T09:00:00Z", "u1"),
+            entry("assistant", "Noted: SQLite, WAL mode.", "2026-06-20T09:00:05Z", "a1"),
+        ],
+    )
 
 
 @pytest.mark.parametrize("cli_kind", ["missing", "fails"])
@@ -433,8 +478,13 @@ def test_claude_cli_missing_or_failing_gives_a_clear_error_and_keeps_the_cursor(
         os.chmod(claude, 0o755)
         said = "cannot load libc++"
     with FakeAPI() as api:
-        env = env_for(root, **sdk_env(api, tmp_path / "home"), REME_AGENT_BACKEND="sdk", REME_AGENT_RETRIES="0",
-                      REME_CLAUDE_CLI=claude)
+        env = env_for(
+            root,
+            **sdk_env(api, tmp_path / "home"),
+            REME_AGENT_BACKEND="sdk",
+            REME_AGENT_RETRIES="0",
+            REME_CLAUDE_CLI=claude,
+        )
         p = cli(root, "auto-memory", "--session-id", SID, env=env)
         assert p.returncode == 1 and "failed" in p.stdout and claude in p.stdout and said in p.stdout, p
         assert not (root / cursor_path("claude_code", SID)).exists()
@@ -458,8 +508,13 @@ def test_api_hanging_past_the_agent_timeout_loses_nothing(tmp_path):
     ws = Workspace(root)
     _session_copy(ws)
     with FakeAPI() as api:
-        env = env_for(root, **sdk_env(api, tmp_path / "home"), REME_AGENT_BACKEND="sdk", REME_AGENT_RETRIES="0",
-                      REME_AGENT_TIMEOUT_S="4")
+        env = env_for(
+            root,
+            **sdk_env(api, tmp_path / "home"),
+            REME_AGENT_BACKEND="sdk",
+            REME_AGENT_RETRIES="0",
+            REME_AGENT_TIMEOUT_S="4",
+        )
         api.hang(600, times=None)
         t0 = time.monotonic()
         p = cli(root, "auto-memory", "--session-id", SID, env=env)
@@ -471,9 +526,13 @@ def test_api_hanging_past_the_agent_timeout_loses_nothing(tmp_path):
         # the API answers again: the retry records everything
         api.rules.clear()
         api.default = text("done")
-        api.rule(lambda r: not r.tool_results(last_only=True),
-                 tool_use("mcp__reme__daily_write", {"name": "SQLite store", "description": "Chose SQLite.",
-                                                     "content": "- SQLite, WAL mode"}))
+        api.rule(
+            lambda r: not r.tool_results(last_only=True),
+            tool_use(
+                "mcp__reme__daily_write",
+                {"name": "SQLite store", "description": "Chose SQLite.", "content": "- SQLite, WAL mode"},
+            ),
+        )
         # a generous timeout for the retry: on a loaded machine the real CLI alone can take more than 4 s
         p = cli(root, "auto-memory", "--session-id", SID, env={**env, "REME_AGENT_TIMEOUT_S": "120"})
         assert p.returncode == 0 and "recorded" in p.stdout, p

@@ -23,7 +23,6 @@ import pytest
 
 from reme_cc.errors import PathError, ReMeError
 from reme_cc.notes.store import NoteStore
-from reme_cc.tools import Context
 from support.files_helpers import put, run
 from support.project_corpus import git_init
 
@@ -125,9 +124,16 @@ def test_reads_follow_the_write_path_policy_and_are_redacted(ctx, ws):
     (ws.root / "config.json").write_text(json.dumps({"api_key": ANT_KEY}))
     put(ws, "metadata/notes.txt", "derived")
     put(ws, "session/claude_code/s1.jsonl", '{"type": "user"}\n')
-    for tool, path in (("read", "config.json"), ("stat", "config.json"), ("frontmatter_read", "config.json"),
-                       ("read_image", "config.json"), ("read", "metadata/notes.txt"), ("stat", "metadata"),
-                       ("list", "metadata"), ("read", "notes.txt")):
+    for tool, path in (
+        ("read", "config.json"),
+        ("stat", "config.json"),
+        ("frontmatter_read", "config.json"),
+        ("read_image", "config.json"),
+        ("read", "metadata/notes.txt"),
+        ("stat", "metadata"),
+        ("list", "metadata"),
+        ("read", "notes.txt"),
+    ):
         with pytest.raises(PathError, match="config.json|metadata|outside the memory layers|root"):
             run(ctx, tool, path=path)
     root = {e.path for e in run(ctx, "list", path="").entries}
@@ -144,8 +150,11 @@ def test_reads_follow_the_write_path_policy_and_are_redacted(ctx, ws):
     assert got.total_lines == 8 and got.content.split("\n")[7] == "last line" and got.end_line == 8
     assert any("redacted" in n for n in got.notes)
     put(ws, "daily/2026-06-20/k.md", f"---\nname: k\ndescription: the key is {ANT_KEY}\ntoken: {ANT_KEY}\n---\nx\n")
-    for result in (run(ctx, "frontmatter_read", path="daily/2026-06-20/k.md"), run(ctx, "stat", path="daily/2026-06-20/k.md"),
-                   run(ctx, "list", path="daily/2026-06-20")):
+    for result in (
+        run(ctx, "frontmatter_read", path="daily/2026-06-20/k.md"),
+        run(ctx, "stat", path="daily/2026-06-20/k.md"),
+        run(ctx, "list", path="daily/2026-06-20"),
+    ):
         assert ANT_KEY not in json.dumps(result.model_dump()) + result.text()
 
 
@@ -197,19 +206,22 @@ def test_a_folder_swapped_for_a_symlink_never_leads_a_change_outside_the_layers(
     sub.mkdir(parents=True)
     store = NoteStore(ws)
     stop, count = tmp_path / "stop", tmp_path / "count"
-    swapper = subprocess.Popen([sys.executable, "-c", SWAPPER, str(sub), str(ws.root / "daily" / "sub.real"),
-                                str(stop), str(count)])
+    swapper = subprocess.Popen(
+        [sys.executable, "-c", SWAPPER, str(sub), str(ws.root / "daily" / "sub.real"), str(stop), str(count)]
+    )
     tries = refused = 0
     deadline = time.monotonic() + 4.0
     try:
         while time.monotonic() < deadline:
             tries += 1
-            for call in (lambda: store.put("daily/a.md", "x\n"),
-                         lambda: store.move("daily/a.md", "daily/sub/config.json", overwrite=True),
-                         lambda: store.put("daily/sub/config.json", "replaced\n"),
-                         lambda: store.write_note("daily/sub/planted.md", "planted\n", {}),
-                         lambda: store.restore("daily/sub/config.json", None),
-                         lambda: store.delete("daily/sub/config.json")):
+            for call in (
+                lambda: store.put("daily/a.md", "x\n"),
+                lambda: store.move("daily/a.md", "daily/sub/config.json", overwrite=True),
+                lambda: store.put("daily/sub/config.json", "replaced\n"),
+                lambda: store.write_note("daily/sub/planted.md", "planted\n", {}),
+                lambda: store.restore("daily/sub/config.json", None),
+                lambda: store.delete("daily/sub/config.json"),
+            ):
                 try:
                     call()
                 except ReMeError:

@@ -32,8 +32,19 @@ def changed(ctx, monkeypatch):
 
 def test_registry_annotations():
     tools = all_tools()
-    for name in ("read", "write", "edit", "move", "delete", "list", "stat", "frontmatter_read",
-                 "frontmatter_update", "frontmatter_delete", "read_image"):
+    for name in (
+        "read",
+        "write",
+        "edit",
+        "move",
+        "delete",
+        "list",
+        "stat",
+        "frontmatter_read",
+        "frontmatter_update",
+        "frontmatter_delete",
+        "read_image",
+    ):
         assert name in tools
     assert tools["read"].read_only and tools["list"].read_only and tools["stat"].read_only
     assert not tools["write"].read_only and tools["delete"].destructive and tools["move"].destructive
@@ -87,7 +98,7 @@ def test_read_binary_refused(ctx, ws):
 
 
 def test_read_invalid_utf8_replaced_with_note(ctx, ws):
-    put(ws, "daily/bad.md", "ok line\n".encode() + b"caf\xe9 au lait\n")
+    put(ws, "daily/bad.md", b"ok line\n" + b"caf\xe9 au lait\n")
     res = run(ctx, "read", path="daily/bad.md")
     assert "caf\ufffd au lait" in res.content
     assert any("not valid UTF-8" in n for n in res.notes)
@@ -129,8 +140,15 @@ def test_read_missing_and_folder(ctx):
 
 # ---- write --------------------------------------------------------------------------------------------
 def test_write_creates_with_frontmatter(ctx, ws, changed):
-    res = run(ctx, "write", path="daily/2026-06-20/a.md", content="# Title\n\nBody.\n", name="A",
-              description="about a", metadata={"tags": ["x", "y"], "session_id": "s1"})
+    res = run(
+        ctx,
+        "write",
+        path="daily/2026-06-20/a.md",
+        content="# Title\n\nBody.\n",
+        name="A",
+        description="about a",
+        metadata={"tags": ["x", "y"], "session_id": "s1"},
+    )
     assert res.created and changed == ["daily/2026-06-20/a.md"]
     note = parse_note((ws.root / "daily/2026-06-20/a.md").read_text())
     assert note.meta == {"tags": ["x", "y"], "session_id": "s1", "name": "A", "description": "about a"}
@@ -225,20 +243,36 @@ def test_digest_update_cannot_drop_links(ctx, ws):
     with pytest.raises(EvidenceError, match=r"\[\[daily/2026-06-20/style.md\]\]"):
         run(ctx, "edit", path="digest/personal/style.md", old_text="- [[daily/2026-06-20/style.md#L3]]\n", new_text="")
     with pytest.raises(EvidenceError, match="write-docs"):
-        run(ctx, "write", path="digest/personal/style.md",
-            content="Rewritten.\n\n## Sources\n- [[daily/2026-06-20/style.md]]\n")
+        run(
+            ctx,
+            "write",
+            path="digest/personal/style.md",
+            content="Rewritten.\n\n## Sources\n- [[daily/2026-06-20/style.md]]\n",
+        )
     assert (ws.root / "digest/personal/style.md").read_text() == DIGEST
     # adding evidence, or changing an anchor, is fine
-    run(ctx, "edit", path="digest/personal/style.md", old_text="style.md#L3]]",
-        new_text="style.md#L3-L5]]\n- [[daily/2026-06-21/more.md]]")
-    run(ctx, "write", path="digest/personal/style.md",
+    run(
+        ctx,
+        "edit",
+        path="digest/personal/style.md",
+        old_text="style.md#L3]]",
+        new_text="style.md#L3-L5]]\n- [[daily/2026-06-21/more.md]]",
+    )
+    run(
+        ctx,
+        "write",
+        path="digest/personal/style.md",
         content="New wording, see [[digest/procedure/write-docs.md]].\n\n## Sources\n"
-                "- [[daily/2026-06-20/style.md]]\n- [[daily/2026-06-21/more.md]]\n")
+        "- [[daily/2026-06-20/style.md]]\n- [[daily/2026-06-21/more.md]]\n",
+    )
 
 
 def test_digest_frontmatter_link_protected(ctx, ws):
-    put(ws, "digest/wiki/n.md", '---\nsource_conversation: "[[session/dialog/abc.jsonl]]"\n---\n'
-        "## Sources\n- [[daily/2026-06-20/a.md]]\n")
+    put(
+        ws,
+        "digest/wiki/n.md",
+        '---\nsource_conversation: "[[session/dialog/abc.jsonl]]"\n---\n## Sources\n- [[daily/2026-06-20/a.md]]\n',
+    )
     with pytest.raises(EvidenceError, match="session/dialog/abc.jsonl"):
         run(ctx, "frontmatter_delete", path="digest/wiki/n.md", keys=["source_conversation"])
     run(ctx, "frontmatter_update", path="digest/wiki/n.md", updates={"confidence": "high"})
@@ -256,10 +290,13 @@ def test_evidence_rule_is_callable():
 def _linking_notes(ws):
     put(ws, "digest/wiki/pv.md", "---\nname: PV\n---\n## Sources\n- [[daily/2026-06-20/pv.md]]\n")
     put(ws, "daily/2026-06-20/pv.md", "card\n")
-    put(ws, "digest/wiki/deep/nested/other.md",
+    put(
+        ws,
+        "digest/wiki/deep/nested/other.md",
         "See [[digest/wiki/pv.md#Heading|光伏]] and ![[digest/wiki/pv.md]].\n"
         "- related:: [[digest/wiki/pv.md#L9-L10,L15-L20]]\n[rel:: [[digest/wiki/pv.md]]]\n"
-        "`[[digest/wiki/pv.md]]` stays (code)\n[[digest/wiki/pv.mdx]] is another file\n")
+        "`[[digest/wiki/pv.md]]` stays (code)\n[[digest/wiki/pv.mdx]] is another file\n",
+    )
     put(ws, "daily/2026-06-21.md", "index [[digest/wiki/pv.md]]\n")
 
 
@@ -286,8 +323,9 @@ def test_move_folder_rewrites_links_into_it(ctx, ws):
     assert res.moved_files == 2
     assert (ws.root / "digest/wiki/renewables/a.md").read_text() == "to b: [[digest/wiki/renewables/sub/b.md]]\n"
     assert (ws.root / "digest/wiki/renewables/sub/b.md").read_text() == "to a: [[digest/wiki/renewables/a.md#L1|A]]\n"
-    assert (ws.root / "daily/2026-06-20/c.md").read_text() == \
-        "[[digest/wiki/renewables/sub/b.md]] [[digest/wiki/energyx.md]]\n"
+    assert (
+        ws.root / "daily/2026-06-20/c.md"
+    ).read_text() == "[[digest/wiki/renewables/sub/b.md]] [[digest/wiki/energyx.md]]\n"
 
 
 def test_move_short_form_link(ctx, ws):
@@ -329,8 +367,12 @@ def test_delete_file_reports_inbound(ctx, ws, changed):
     res = run(ctx, "delete", path="digest/wiki/pv.md")
     assert not (ws.root / "digest/wiki/pv.md").exists()
     sources = sorted({(link.source, link.line) for link in res.inbound_links})
-    assert sources == [("daily/2026-06-21.md", 1), ("digest/wiki/deep/nested/other.md", 1),
-                       ("digest/wiki/deep/nested/other.md", 2), ("digest/wiki/deep/nested/other.md", 3)]
+    assert sources == [
+        ("daily/2026-06-21.md", 1),
+        ("digest/wiki/deep/nested/other.md", 1),
+        ("digest/wiki/deep/nested/other.md", 2),
+        ("digest/wiki/deep/nested/other.md", 3),
+    ]
     assert "dangling" in res.text() and "digest/wiki/pv.md" in changed
 
 
@@ -360,12 +402,18 @@ def test_list_options(ctx, ws):
     old = time.time() - 100
     os.utime(ws.root / "daily/2026-06-20/b.md", (old, old))
     res = run(ctx, "list", path="daily/2026-06-20")
-    assert [e.path for e in res.entries] == ["daily/2026-06-20/a.md", "daily/2026-06-20/b.md",
-                                             "daily/2026-06-20/interests.yaml"]
+    assert [e.path for e in res.entries] == [
+        "daily/2026-06-20/a.md",
+        "daily/2026-06-20/b.md",
+        "daily/2026-06-20/interests.yaml",
+    ]
     assert res.entries[1].name == "B" and res.entries[1].description == "bee" and "B: bee" in res.text()
-    assert [e.path for e in run(ctx, "list", path="daily/2026-06-20", sort="mtime").entries][-1] == "daily/2026-06-20/b.md"
-    assert [e.path for e in run(ctx, "list", path="daily", recursive=True, ext=["yaml"]).entries] == \
-        ["daily/2026-06-20/interests.yaml"]
+    assert [e.path for e in run(ctx, "list", path="daily/2026-06-20", sort="mtime").entries][
+        -1
+    ] == "daily/2026-06-20/b.md"
+    assert [e.path for e in run(ctx, "list", path="daily", recursive=True, ext=["yaml"]).entries] == [
+        "daily/2026-06-20/interests.yaml"
+    ]
     lim = run(ctx, "list", path="daily", recursive=True, limit=2)
     assert len(lim.entries) == 2 and lim.total == 4 and "more" in lim.text()
     root = run(ctx, "list", recursive=True, ext=["md"])
@@ -435,8 +483,13 @@ def test_read_image(ctx, ws):
 
 
 def _linked_pair(ws, ctx):
-    run(ctx, "write", path="digest/wiki/a.md", name="a",
-        content="see [[digest/wiki/b.md#L2|bee]]\n\n## Sources\n- [[daily/2026-06-20/x.md]]\n")
+    run(
+        ctx,
+        "write",
+        path="digest/wiki/a.md",
+        name="a",
+        content="see [[digest/wiki/b.md#L2|bee]]\n\n## Sources\n- [[daily/2026-06-20/x.md]]\n",
+    )
     run(ctx, "write", path="digest/wiki/b.md", name="b", content="b\n\n## Sources\n- [[daily/2026-06-20/x.md]]\n")
 
 

@@ -16,8 +16,19 @@ from reme_cc.tools import all_tools
 from support.files_helpers import put, snapshot
 
 # mutating tools last, move/delete at the very end (they take the fixture file away)
-FILE_TOOLS = ("read", "list", "stat", "frontmatter_read", "read_image", "edit", "frontmatter_update",
-              "frontmatter_delete", "write", "move", "delete")
+FILE_TOOLS = (
+    "read",
+    "list",
+    "stat",
+    "frontmatter_read",
+    "read_image",
+    "edit",
+    "frontmatter_update",
+    "frontmatter_delete",
+    "write",
+    "move",
+    "delete",
+)
 DAILY_TOOLS = ("daily_create", "daily_list", "daily_reindex")
 # best-effort successes documented in the tool descriptions / README
 READ_ONLY = {"read", "list", "stat", "frontmatter_read", "read_image", "daily_list"}
@@ -25,12 +36,17 @@ READ_ONLY = {"read", "list", "stat", "frontmatter_read", "read_image", "daily_li
 
 def args_for(tool: str, path: str) -> dict:
     return {
-        "read": {"path": path}, "write": {"path": path, "content": "new text"},
+        "read": {"path": path},
+        "write": {"path": path, "content": "new text"},
         "edit": {"path": path, "old_text": "body", "new_text": "BODY"},
-        "move": {"src": path, "dst": "digest/wiki/moved.md"}, "delete": {"path": path},
-        "list": {"path": path}, "stat": {"path": path}, "frontmatter_read": {"path": path},
+        "move": {"src": path, "dst": "digest/wiki/moved.md"},
+        "delete": {"path": path},
+        "list": {"path": path},
+        "stat": {"path": path},
+        "frontmatter_read": {"path": path},
         "frontmatter_update": {"path": path, "updates": {"k": "v"}},
-        "frontmatter_delete": {"path": path, "keys": ["name"]}, "read_image": {"path": path},
+        "frontmatter_delete": {"path": path, "keys": ["name"]},
+        "read_image": {"path": path},
     }[tool]
 
 
@@ -132,7 +148,9 @@ def test_unknown_and_wrong_typed_arguments(ctx):
 
 
 # ---- hypothesis ---------------------------------------------------------------------------------------
-PATH_CHARS = st.sampled_from(list("ab/.\\~:|*?\x00 -_") + ["..", "/", "C:", "con", "ü", "光", "\n", "daily/", "digest/"])
+PATH_CHARS = st.sampled_from(
+    list("ab/.\\~:|*?\x00 -_") + ["..", "/", "C:", "con", "ü", "光", "\n", "daily/", "digest/"]
+)
 paths = st.lists(PATH_CHARS, max_size=12).map("".join)
 FUZZ = settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
@@ -154,10 +172,15 @@ def test_fuzz_paths_never_escape(ctx, ws, tmp_path, path, tool):
 
 
 @FUZZ
-@given(content=st.text(max_size=300), name=st.one_of(st.none(), st.text(max_size=40)),
-       meta=st.dictionaries(st.text(min_size=1, max_size=10), st.one_of(st.text(max_size=20), st.integers(),
-                                                                        st.lists(st.text(max_size=5), max_size=3)),
-                            max_size=3))
+@given(
+    content=st.text(max_size=300),
+    name=st.one_of(st.none(), st.text(max_size=40)),
+    meta=st.dictionaries(
+        st.text(min_size=1, max_size=10),
+        st.one_of(st.text(max_size=20), st.integers(), st.lists(st.text(max_size=5), max_size=3)),
+        max_size=3,
+    ),
+)
 def test_fuzz_write_then_read(ctx, ws, content, name, meta):
     from reme_cc.notes.frontmatter import parse_note
 

@@ -163,11 +163,13 @@ def test_status_says_while_a_burst_is_indexed_in_the_background(ws, watched, mon
 
 
 def test_filesystem_type_and_remote_detection(tmp_path):
-    info = "\n".join([
-        "22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw",
-        "40 22 0:40 / /mnt/team rw,relatime shared:5 - nfs4 server:/export rw",
-        "41 22 0:41 / /home/me/sshfs\\040dir rw - fuse.sshfs me@host: rw",
-    ])
+    info = "\n".join(
+        [
+            "22 1 8:1 / / rw,relatime shared:1 - ext4 /dev/sda1 rw",
+            "40 22 0:40 / /mnt/team rw,relatime shared:5 - nfs4 server:/export rw",
+            "41 22 0:41 / /home/me/sshfs\\040dir rw - fuse.sshfs me@host: rw",
+        ]
+    )
     assert watch_mod.filesystem_type(tmp_path, "22 1 8:1 / / rw - ext4 /dev/sda1 rw") == "ext4"
     assert watch_mod.filesystem_type("/mnt/team/reme", info) == "nfs4"
     assert watch_mod.filesystem_type("/home/me/sshfs dir/x", info) == "fuse.sshfs"

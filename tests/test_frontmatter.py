@@ -33,9 +33,7 @@ def test_parse_recognises_name_description_and_keeps_everything():
     note = parse_note(NOTE)
     assert note.name == "光伏产业链研究"
     assert note.description == "从硅料到组件的全链条梳理"
-    assert list(note.meta) == [
-        "name", "description", "tags", "source_conversation", "date", "multi", "list", "quoted"
-    ]
+    assert list(note.meta) == ["name", "description", "tags", "source_conversation", "date", "multi", "list", "quoted"]
     assert note.meta["tags"] == ["新能源", "光伏"]
     assert note.meta["source_conversation"] == "[[session/claude_code/x.jsonl]]"
     assert note.meta["date"] == "2026-06-20"  # dates stay strings
@@ -109,8 +107,10 @@ def test_merge_delete_and_replace_multiline_value():
 
 
 def test_merge_wikilink_value_is_quoted_and_round_trips():
-    out = merge_frontmatter("---\nname: n\n---\nbody\n", {"source_resource": "[[resource/2026-06-20/r.pdf]]",
-                                                          "sources": ["[[a.md]]", "[[b.md]]"]})
+    out = merge_frontmatter(
+        "---\nname: n\n---\nbody\n",
+        {"source_resource": "[[resource/2026-06-20/r.pdf]]", "sources": ["[[a.md]]", "[[b.md]]"]},
+    )
     n = parse_note(out)
     assert n.meta["source_resource"] == "[[resource/2026-06-20/r.pdf]]"
     assert n.meta["sources"] == ["[[a.md]]", "[[b.md]]"]
@@ -127,8 +127,19 @@ def test_merge_adds_block_when_missing_and_noop_cases():
 
 
 def test_merge_unicode_special_strings_round_trip():
-    values = {"a": "yes", "b": "123", "c": "null", "d": "a: b", "e": "#x", "f": "日本語・中文", "g": "- dash",
-              "h": "multi\nline", "i": "", "j": "'q'", "k": 'say "hi"'}
+    values = {
+        "a": "yes",
+        "b": "123",
+        "c": "null",
+        "d": "a: b",
+        "e": "#x",
+        "f": "日本語・中文",
+        "g": "- dash",
+        "h": "multi\nline",
+        "i": "",
+        "j": "'q'",
+        "k": 'say "hi"',
+    }
     n = parse_note(merge_frontmatter(NOTE, values))
     for k, v in values.items():
         assert n.meta[k] == v
@@ -147,8 +158,9 @@ def test_quoted_keys_and_multiline_flow_values_are_preserved():
     assert out == '---\n"odd key": 1\nflow: [a,\n  b]\nname: y\n---\nbody\n'
 
 
-_scalar = st.one_of(st.text(max_size=30), st.integers(), st.booleans(), st.none(),
-                    st.lists(st.text(max_size=10), max_size=3))
+_scalar = st.one_of(
+    st.text(max_size=30), st.integers(), st.booleans(), st.none(), st.lists(st.text(max_size=10), max_size=3)
+)
 
 
 @settings(max_examples=150, deadline=None)
@@ -160,8 +172,11 @@ def test_parse_never_crashes(text):
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.dictionaries(st.text(min_size=1, max_size=12).filter(lambda k: k.strip() == k and k.isprintable()),
-                       _scalar, max_size=5))
+@given(
+    st.dictionaries(
+        st.text(min_size=1, max_size=12).filter(lambda k: k.strip() == k and k.isprintable()), _scalar, max_size=5
+    )
+)
 def test_merge_property_values_round_trip(updates):
     out = merge_frontmatter(NOTE, updates)
     n = parse_note(out)
@@ -209,10 +224,18 @@ def test_a_block_the_loader_would_refuse_is_never_written(ctx, ws):
         with pytest.raises(ReMeError, match="frontmatter"):
             all_tools()["frontmatter_update"].run(ctx, {"path": rel, "updates": {"meta": bad}})
         with pytest.raises(ReMeError, match="frontmatter"):
-            all_tools()["write"].run(ctx, {"path": "digest/wiki/new-deep.md", "content": "x\n\n## Sources\n\n- [[daily/2026-06-20/x.md]]\n",
-                                           "metadata": {"meta": bad}})
+            all_tools()["write"].run(
+                ctx,
+                {
+                    "path": "digest/wiki/new-deep.md",
+                    "content": "x\n\n## Sources\n\n- [[daily/2026-06-20/x.md]]\n",
+                    "metadata": {"meta": bad},
+                },
+            )
         with pytest.raises(InvalidInputError):
             merge_frontmatter("no block yet\n", {"meta": bad})
     assert ws.read_bytes(rel) == before and not ws.exists("digest/wiki/new-deep.md")
-    ok = all_tools()["frontmatter_update"].run(ctx, {"path": rel, "updates": {"meta": _nested(MAX_FRONTMATTER_DEPTH - 2)}})
+    ok = all_tools()["frontmatter_update"].run(
+        ctx, {"path": rel, "updates": {"meta": _nested(MAX_FRONTMATTER_DEPTH - 2)}}
+    )
     assert ok.name == "deep" and ok.error is None and parse_note(ws.read_bytes(rel).decode()).description == "kept"

@@ -64,8 +64,14 @@ def test_bash_commands_in_the_session_see_the_workspace(tmp_path):
     with FakeAPI(default=text("done")) as api:
         api.rule(tool_result_for("Bash"), text("done"))
         api.script(tool_use("Bash", {"command": 'echo "WS=$REME_WORKSPACE DATA=$REME_PLUGIN_DATA"'}))
-        run = run_claude("where is my memory?", api=api, home=tmp_path / "home", env=env,
-                         plugin_options={"workspace": str(ws)}, allowed_tools=("Bash",))
+        run = run_claude(
+            "where is my memory?",
+            api=api,
+            home=tmp_path / "home",
+            env=env,
+            plugin_options={"workspace": str(ws)},
+            allowed_tools=("Bash",),
+        )
         assert run.rc == 0, run
         (result,) = api.tool_results("Bash")
     assert f"WS={ws}" in result.text

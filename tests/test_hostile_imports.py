@@ -11,7 +11,6 @@ the PDF extraction child. None of the markers may appear, and each process still
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -46,7 +45,8 @@ def repo(tmp_path: Path) -> Path:
     (root / ".git").mkdir(parents=True)
     (root / ".reme" / "digest" / "procedure").mkdir(parents=True)
     (root / ".reme" / "digest" / "procedure" / "deploy.md").write_text(
-        "---\nname: deploy\ndescription: how this repo deploys\n---\nDeploy with the blue-green script.\n")
+        "---\nname: deploy\ndescription: how this repo deploys\n---\nDeploy with the blue-green script.\n"
+    )
     plant(root)
     plant(root / ".reme")
     return root
@@ -54,8 +54,13 @@ def repo(tmp_path: Path) -> Path:
 
 def launcher_env(tmp_path: Path) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("REME_", "CLAUDE"))}
-    env.update(REME_WORKSPACE=str(tmp_path / "ws"), REME_EMBEDDING="none", REME_PYTHON=sys.executable,
-               CLAUDE_PLUGIN_ROOT=str(REPO), CLAUDE_PLUGIN_DATA=str(tmp_path / "data"))
+    env.update(
+        REME_WORKSPACE=str(tmp_path / "ws"),
+        REME_EMBEDDING="none",
+        REME_PYTHON=sys.executable,
+        CLAUDE_PLUGIN_ROOT=str(REPO),
+        CLAUDE_PLUGIN_DATA=str(tmp_path / "data"),
+    )
     return env
 
 
@@ -72,8 +77,14 @@ def test_the_server_started_in_a_repository_imports_nothing_from_it(repo, tmp_pa
 
 
 def test_the_cli_run_in_a_repository_imports_nothing_from_it(repo, tmp_path):
-    run = subprocess.run([sys.executable, str(REPO / "scripts" / "launch.py"), "search", "blue-green"],
-                         env=launcher_env(tmp_path), cwd=str(repo), capture_output=True, text=True, timeout=120)
+    run = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "launch.py"), "search", "blue-green"],
+        env=launcher_env(tmp_path),
+        cwd=str(repo),
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert run.returncode == 0, run.stderr
     assert ".reme/digest/procedure/deploy.md" in run.stdout
     assert ran(repo) == []

@@ -28,7 +28,8 @@ def personal_workspace(root: Path) -> Path:
     (root / "digest" / "procedure").mkdir(parents=True)
     (root / "digest" / "procedure" / "deploy-mine.md").write_text(
         "---\nname: my deploy routine\ndescription: how I deploy services\n---\n"
-        "I deploy with `./ship.sh --canary` and watch the dashboard.\n")
+        "I deploy with `./ship.sh --canary` and watch the dashboard.\n"
+    )
     return root
 
 
@@ -55,8 +56,14 @@ def test_a_hostile_repository_in_a_real_session(fake_api, tmp_path):
     fake_api.rule(all_of(is_main, tool_result_for(T + "search")), tool_use(T + "list", {"path": ".reme/digest/wiki"}))
     fake_api.rule(is_main, tool_use(T + "search", {"query": "deploy", "limit": 10}))
     opts = {"workspace": str(ws), "embedding": "none", "record": False, "auto_dream": False}
-    run = run_claude("how do we deploy?", api=fake_api, home=tmp_path / "home", cwd=hostile.repo, plugin_options=opts,
-                     env={"REME_RECORD": "false", "REME_AUTO_DREAM": "false"})
+    run = run_claude(
+        "how do we deploy?",
+        api=fake_api,
+        home=tmp_path / "home",
+        cwd=hostile.repo,
+        plugin_options=opts,
+        env={"REME_RECORD": "false", "REME_AUTO_DREAM": "false"},
+    )
     try:
         assert run.rc == 0, run
         first = json.dumps(fake_api.messages_requests()[0].body, ensure_ascii=False)
@@ -92,11 +99,23 @@ def test_every_tool_answers_within_a_second_while_the_repository_is_indexed(tmp_
     hostile = hr.build(tmp_path / "attack", daily_notes=20_000)
     ws = personal_workspace(tmp_path / "ws")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("REME_", "CLAUDE"))}
-    env.update(REME_WORKSPACE=str(ws), REME_EMBEDDING="none", REME_PYTHON=sys.executable,
-               CLAUDE_PLUGIN_ROOT=str(REPO), CLAUDE_PLUGIN_DATA=str(tmp_path / "data"))
-    calls = [("search", {"query": "deploy"}), ("list", {"path": ".reme/digest/wiki"}),
-             ("node_search", {"query": "deploy"}), ("status", {}), ("search", {"query": "quokkas"})]
-    with McpProcess([sys.executable, str(REPO / "scripts" / "launch.py"), "mcp"], env=env, cwd=str(hostile.repo)) as srv:
+    env.update(
+        REME_WORKSPACE=str(ws),
+        REME_EMBEDDING="none",
+        REME_PYTHON=sys.executable,
+        CLAUDE_PLUGIN_ROOT=str(REPO),
+        CLAUDE_PLUGIN_DATA=str(tmp_path / "data"),
+    )
+    calls = [
+        ("search", {"query": "deploy"}),
+        ("list", {"path": ".reme/digest/wiki"}),
+        ("node_search", {"query": "deploy"}),
+        ("status", {}),
+        ("search", {"query": "quokkas"}),
+    ]
+    with McpProcess(
+        [sys.executable, str(REPO / "scripts" / "launch.py"), "mcp"], env=env, cwd=str(hostile.repo)
+    ) as srv:
         srv.initialize()
         srv.request("tools/list")
         took = {}
@@ -106,8 +125,10 @@ def test_every_tool_answers_within_a_second_while_the_repository_is_indexed(tmp_
             took[f"{name} {args}"] = time.monotonic() - t0
             assert not out["isError"], srv.text(out)
             assert forged_lines(srv.text(out)) == [], srv.text(out)
-        print("\nfirst calls in a repository with 20,000 team notes and two page-tree PDFs:",
-              {k: f"{v * 1000:.0f} ms" for k, v in took.items()})
+        print(
+            "\nfirst calls in a repository with 20,000 team notes and two page-tree PDFs:",
+            {k: f"{v * 1000:.0f} ms" for k, v in took.items()},
+        )
         assert max(took.values()) < 1.0, took
         # once indexed in the background, the team note is found, under its own path, labelled, unforged
         deadline = time.monotonic() + 300

@@ -23,12 +23,16 @@ PY = sys.executable
 
 
 def counts(index: Index) -> dict:
-    return index.read(lambda c: {
-        "files": c.execute("SELECT COUNT(*) FROM files").fetchone()[0],
-        "chunks": c.execute("SELECT COUNT(*) FROM chunks").fetchone()[0],
-        "fts": c.execute("SELECT COUNT(*) FROM chunks_fts").fetchone()[0],
-        "orphans": c.execute("SELECT COUNT(*) FROM chunks WHERE path NOT IN (SELECT path FROM files)").fetchone()[0],
-    })
+    return index.read(
+        lambda c: {
+            "files": c.execute("SELECT COUNT(*) FROM files").fetchone()[0],
+            "chunks": c.execute("SELECT COUNT(*) FROM chunks").fetchone()[0],
+            "fts": c.execute("SELECT COUNT(*) FROM chunks_fts").fetchone()[0],
+            "orphans": c.execute("SELECT COUNT(*) FROM chunks WHERE path NOT IN (SELECT path FROM files)").fetchone()[
+                0
+            ],
+        }
+    )
 
 
 def test_sync_add_modify_delete_rename(ws, idx):
@@ -205,7 +209,7 @@ def test_a_walk_older_than_a_new_file_does_not_delete_it_from_the_index(ws, idx)
 def test_links_in_frontmatter_and_code(ws, idx):
     ws.write_text(
         "digest/wiki/s.md",
-        "---\nname: S\nsource_conversation: \"[[session/dialog/abc.jsonl]]\"\n---\n"
+        '---\nname: S\nsource_conversation: "[[session/dialog/abc.jsonl]]"\n---\n'
         "text `[[not/a/link.md]]`\n\n```\n[[also/not.md]]\n```\nreal:: [[digest/wiki/t.md#L3-L4|T]]\n",
     )
     (ws.root / "session/dialog/abc.jsonl").write_text('{"role":"user","content":"hi"}\n')
@@ -213,7 +217,9 @@ def test_links_in_frontmatter_and_code(ws, idx):
     idx.sync()
     links = idx.outbound_links("digest/wiki/s.md")
     assert [(l.target, l.resolved_path) for l in links] == [
-        ("session/dialog/abc.jsonl", "session/dialog/abc.jsonl"), ("digest/wiki/t.md", "digest/wiki/t.md")]
+        ("session/dialog/abc.jsonl", "session/dialog/abc.jsonl"),
+        ("digest/wiki/t.md", "digest/wiki/t.md"),
+    ]
     assert links[1].anchor == "L3-L4" and links[1].alias == "T" and links[1].predicate == "real"
     # sessions are catalogued (links resolve) but not chunked unless index_sessions
     assert idx.file_info("session/dialog/abc.jsonl").indexed is False
@@ -398,6 +404,8 @@ def test_bad_config_embedding_is_clear(ws):
 
 def test_schema_is_versioned(ws, idx):
     conn = sqlite3.connect(ws.metadata / "index.sqlite")
-    assert conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == str(catalog.SCHEMA_VERSION)
+    assert conn.execute("SELECT value FROM meta WHERE key='schema_version'").fetchone()[0] == str(
+        catalog.SCHEMA_VERSION
+    )
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     conn.close()

@@ -140,14 +140,18 @@ def test_vector_search_from_the_shared_file_matches_brute_force(tmp_path):
     x = rng.standard_normal((3000, 64)).astype("float32")
     x /= np.linalg.norm(x, axis=1, keepdims=True)
     conn, _ = catalog.connect(tmp_path)
-    conn.executemany("INSERT INTO chunks(path, start_line, end_line, text, hash) VALUES ('a.md', 1, 1, 't', ?)",
-                     [(f"h{i}",) for i in range(3000)])
+    conn.executemany(
+        "INSERT INTO chunks(path, start_line, end_line, text, hash) VALUES ('a.md', 1, 1, 't', ?)",
+        [(f"h{i}",) for i in range(3000)],
+    )
     conn.executemany("INSERT INTO embeddings VALUES ('m', ?, ?)", [(f"h{i}", x[i].tobytes()) for i in range(2000)])
     catalog.bump_generation(conn)
     store = VectorStore(tmp_path, "m", None)
     store.refresh(conn, catalog.generation(conn))
     store.save(catalog.generation(conn))  # 2000 rows now shared through the file
-    conn.executemany("INSERT INTO embeddings VALUES ('m', ?, ?)", [(f"h{i}", x[i].tobytes()) for i in range(2000, 3000)])
+    conn.executemany(
+        "INSERT INTO embeddings VALUES ('m', ?, ?)", [(f"h{i}", x[i].tobytes()) for i in range(2000, 3000)]
+    )
     conn.executemany("INSERT INTO vector_log(model, hash) VALUES ('m', ?)", [(f"h{i}",) for i in range(2000, 3000)])
     store.refresh(conn, catalog.generation(conn))  # 1000 more, in memory only
     assert store.count == 3000 and 5 in store and 2500 in store
@@ -184,7 +188,10 @@ def test_coverage_set_in_steps_reaches_this_and_other_processes(ws):
         writer.sync()
         hashes = sorted(writer.chunk_texts())
         rng = np.random.default_rng(1)
-        vec = {h: (v / np.linalg.norm(v)).astype("float32") for h, v in zip(hashes, rng.standard_normal((len(hashes), 384)))}
+        vec = {
+            h: (v / np.linalg.norm(v)).astype("float32")
+            for h, v in zip(hashes, rng.standard_normal((len(hashes), 384)))
+        }
         for share in (0, 3, len(hashes), 2):
             writer.set_embeddings({h: vec[h] for h in hashes[:share]})
             assert writer.vector_coverage()[0] == share

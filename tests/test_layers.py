@@ -12,14 +12,30 @@ PACKAGE = Path(__file__).resolve().parent.parent / "reme_cc"
 
 # lowest first; "pkg.*" is every module of a package, other names are one module each
 LAYERS = {
-    "workspace": ["reme_cc", "reme_cc.errors", "reme_cc.nofollow", "reme_cc.workspace", "reme_cc.config",
-                  "reme_cc.bootstrap"],
+    "workspace": [
+        "reme_cc",
+        "reme_cc.errors",
+        "reme_cc.nofollow",
+        "reme_cc.workspace",
+        "reme_cc.config",
+        "reme_cc.bootstrap",
+    ],
     "notes": ["reme_cc.notes", "reme_cc.notes.*"],
     "index": ["reme_cc.index", "reme_cc.index.*"],
     "memory": ["reme_cc.memory", "reme_cc.memory.*"],
     "tools": ["reme_cc.tools", "reme_cc.tools.*"],
-    "surfaces": ["reme_cc.cli", "reme_cc.server", "reme_cc.hooks", "reme_cc.doctor", "reme_cc.agent",
-                 "reme_cc.pipelines", "reme_cc.mcp_standin", "reme_cc.demo", "reme_cc.demo_model", "reme_cc.__main__"],
+    "surfaces": [
+        "reme_cc.cli",
+        "reme_cc.server",
+        "reme_cc.hooks",
+        "reme_cc.doctor",
+        "reme_cc.agent",
+        "reme_cc.pipelines",
+        "reme_cc.mcp_standin",
+        "reme_cc.demo",
+        "reme_cc.demo_model",
+        "reme_cc.__main__",
+    ],
 }
 RANK = {name: i for i, name in enumerate(LAYERS)}
 
@@ -111,7 +127,7 @@ def test_no_import_cycles():
         stack.append(m)
         for d in sorted(edges.get(m, ())):
             if state.get(d) == 1:
-                cycles.append(stack[stack.index(d):] + [d])
+                cycles.append(stack[stack.index(d) :] + [d])
             elif d not in state:
                 visit(d)
         stack.pop()
@@ -135,8 +151,12 @@ def test_one_spelling_of_normalize_and_neighbor():
     """normalise/normalize and neighbour/neighbor were both in the code: one spelling (the one
     Workspace.normalize and index.Neighbor use) keeps names greppable."""
     pattern = re.compile(r"normalis|neighbour", re.I)
-    hits = [f"{path.relative_to(PACKAGE.parent)}:{n}" for path in sorted(PACKAGE.rglob("*.py"))
-            for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if pattern.search(line)]
+    hits = [
+        f"{path.relative_to(PACKAGE.parent)}:{n}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if pattern.search(line)
+    ]
     assert hits == []
 
 
@@ -144,7 +164,11 @@ def test_only_the_index_layer_queries_the_index_tables():
     """brief.py used to run its own SQL on the index: the schema is the index layer's business
     (index/readonly.py serves the standard-library readers)."""
     sql = re.compile(r"\b(FROM|JOIN|INTO|UPDATE)\s+(files|links|chunks|chunks_fts|nodes_fts|embeddings|meta)\b")
-    hits = [f"{path.relative_to(PACKAGE.parent)}:{n}" for path in sorted(PACKAGE.rglob("*.py"))
-            if "index" not in path.relative_to(PACKAGE).parts[:1]
-            for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if sql.search(line)]
+    hits = [
+        f"{path.relative_to(PACKAGE.parent)}:{n}"
+        for path in sorted(PACKAGE.rglob("*.py"))
+        if "index" not in path.relative_to(PACKAGE).parts[:1]
+        for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if sql.search(line)
+    ]
     assert hits == []

@@ -18,8 +18,9 @@ from test_server import REPO, server_env  # noqa: E402
 
 
 async def _session_run(ws_root, script):
-    params = StdioServerParameters(command=sys.executable, args=["-m", "reme_cc.server"],
-                                   env=server_env(ws_root), cwd=str(REPO))
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "reme_cc.server"], env=server_env(ws_root), cwd=str(REPO)
+    )
     async with stdio_client(params) as (read, write), mcp.ClientSession(read, write) as session:
         init = await session.initialize()
         return init, await script(session)
@@ -29,8 +30,10 @@ def test_reference_client_handshake_list_call_and_errors(tmp_path):
     async def script(session):
         tools = (await session.list_tools()).tools
         await session.send_ping()
-        wrote = await session.call_tool("write", {"path": "daily/2026-06-20/blue-whale.md",
-                                                  "content": "# Deploy\n\nThe 蓝鲸 cluster moved to port 8443.\n"})
+        wrote = await session.call_tool(
+            "write",
+            {"path": "daily/2026-06-20/blue-whale.md", "content": "# Deploy\n\nThe 蓝鲸 cluster moved to port 8443.\n"},
+        )
         found = await session.call_tool("search", {"query": "蓝鲸", "limit": 3})
         unknown = await session.call_tool("no_such_tool", {})
         bad = await session.call_tool("search", {"query": "x", "limit": "many"})

@@ -18,8 +18,12 @@ pytestmark = pytest.mark.slow
 def wheel(tmp_path_factory):
     src = copy_plugin(tmp_path_factory.mktemp("plugin") / "reme")
     out = src / "dist"
-    build = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--disable-pip-version-check",
-                            "-w", str(out), str(src)], capture_output=True, text=True, timeout=600)
+    build = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--disable-pip-version-check", "-w", str(out), str(src)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
     assert build.returncode == 0, build.stdout + build.stderr
     (path,) = out.glob("reme_cc-*.whl")
     return path, build.stdout + build.stderr

@@ -20,19 +20,27 @@ REPO = Path(__file__).resolve().parent.parent
 
 def base_env(tmp_path: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("REME_", "CLAUDE"))}
-    env.update({"REME_WORKSPACE": str(tmp_path / "ws"), "REME_EMBEDDING": "none",
-                "REME_EXTRA_TOOL_MODULES": "support.echo_tools", "CLAUDE_PLUGIN_DATA": str(tmp_path / "data"),
-                "PYTHONPATH": str(REPO / "tests")})
+    env.update(
+        {
+            "REME_WORKSPACE": str(tmp_path / "ws"),
+            "REME_EMBEDDING": "none",
+            "REME_EXTRA_TOOL_MODULES": "support.echo_tools",
+            "CLAUDE_PLUGIN_DATA": str(tmp_path / "data"),
+            "PYTHONPATH": str(REPO / "tests"),
+        }
+    )
     env.update(extra)
     return env
 
 
 def standin(tmp_path: Path, build_body: str) -> McpProcess:
-    code = ("import sys, time\n"
-            f"sys.path.insert(0, {str(REPO)!r})\n"
-            "from reme_cc import mcp_standin\n"
-            f"def build():\n    {build_body}\n"
-            "mcp_standin.serve(build, lambda py: [py, '-m', 'reme_cc.server'])\n")
+    code = (
+        "import sys, time\n"
+        f"sys.path.insert(0, {str(REPO)!r})\n"
+        "from reme_cc import mcp_standin\n"
+        f"def build():\n    {build_body}\n"
+        "mcp_standin.serve(build, lambda py: [py, '-m', 'reme_cc.server'])\n"
+    )
     return McpProcess([sys.executable, "-c", code], env=base_env(tmp_path), cwd=str(tmp_path))
 
 
@@ -54,7 +62,9 @@ def test_standin_answers_at_once_then_hands_over(tmp_path):
 
 
 def test_standin_reports_build_failure(tmp_path):
-    with standin(tmp_path, "raise RuntimeError('reme could not prepare its Python environment: boom; log: /x.log')") as srv:
+    with standin(
+        tmp_path, "raise RuntimeError('reme could not prepare its Python environment: boom; log: /x.log')"
+    ) as srv:
         srv.initialize()
         time.sleep(0.5)
         res = srv.call_tool("read", {"path": "a.md"})
@@ -65,8 +75,14 @@ def test_standin_reports_build_failure(tmp_path):
 def _bootstrap(tmp_path: Path, root: Path, *args: str, **extra: str) -> subprocess.CompletedProcess[str]:
     env = base_env(tmp_path, CLAUDE_PLUGIN_ROOT=str(root), **extra)
     env["PATH"] = os.pathsep.join(p for p in env.get("PATH", "").split(os.pathsep) if not (Path(p) / "uv").exists())
-    return subprocess.run([sys.executable, str(root / "scripts" / "launch.py"), *args], env=env, cwd=str(tmp_path),
-                          capture_output=True, text=True, timeout=600)
+    return subprocess.run(
+        [sys.executable, str(root / "scripts" / "launch.py"), *args],
+        env=env,
+        cwd=str(tmp_path),
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
 
 
 def fake_plugin(tmp_path: Path, pyproject: str, version: str = "0.1.0") -> Path:
@@ -109,7 +125,9 @@ def test_first_install_builds_env_with_pip_and_serves(plugin_env, tmp_path):
     env = {k: v for k, v in base_env(tmp_path).items() if k not in ("PYTHONPATH", "REME_EXTRA_TOOL_MODULES")}
     env.update(CLAUDE_PLUGIN_ROOT=str(plugin_env.root), CLAUDE_PLUGIN_DATA=str(plugin_env.data))
     launch = [plugin_env.python3, str(plugin_env.root / "scripts" / "launch.py")]
-    status = json.loads(subprocess.run([*launch, "--status"], env=env, capture_output=True, text=True, check=True).stdout)
+    status = json.loads(
+        subprocess.run([*launch, "--status"], env=env, capture_output=True, text=True, check=True).stdout
+    )
     python = Path(status["python"])
     assert status["ready"] is True and status["installer"] == "pip" and python.exists()
     assert python.is_relative_to(plugin_env.data)
@@ -124,7 +142,9 @@ def test_first_install_builds_env_with_pip_and_serves(plugin_env, tmp_path):
         assert {"search", "read", "write", "status"} <= names
         assert not srv.call_tool("version")["isError"]
         assert srv.stop() == 0
-    print(f"\nfirst install (venv + pip, cold cache): {plugin_env.build_seconds:.0f}s; tools listed {listed:.2f}s after spawn")
+    print(
+        f"\nfirst install (venv + pip, cold cache): {plugin_env.build_seconds:.0f}s; tools listed {listed:.2f}s after spawn"
+    )
 
 
 def test_a_terminal_uses_the_env_claude_code_built(tmp_path):
@@ -134,8 +154,15 @@ def test_a_terminal_uses_the_env_claude_code_built(tmp_path):
     env = {k: v for k, v in base_env(tmp_path, HOME=str(home)).items() if not k.startswith("CLAUDE")}
 
     def status() -> dict[str, object]:
-        return json.loads(subprocess.run([sys.executable, str(REPO / "scripts" / "launch.py"), "--status"], env=env,
-                                         capture_output=True, text=True, check=True).stdout)
+        return json.loads(
+            subprocess.run(
+                [sys.executable, str(REPO / "scripts" / "launch.py"), "--status"],
+                env=env,
+                capture_output=True,
+                text=True,
+                check=True,
+            ).stdout
+        )
 
     plugins = home / ".claude" / "plugins" / "data"
     assert status()["data_dir"] == str(plugins / "reme-standalone")

@@ -16,8 +16,14 @@ def doctor(*args: str, env_extra: dict[str, str] | None = None, tmp: Path) -> su
     env = {k: v for k, v in os.environ.items() if not k.startswith(("REME_", "CLAUDE"))}
     env.update({"REME_EMBEDDING": "none", "CLAUDE_PLUGIN_DATA": str(tmp / "data")})
     env.update(env_extra or {})
-    return subprocess.run([sys.executable, "-m", "reme_cc.cli", *args, "doctor"], env=env, capture_output=True,
-                          text=True, timeout=120, cwd=str(tmp))
+    return subprocess.run(
+        [sys.executable, "-m", "reme_cc.cli", *args, "doctor"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=str(tmp),
+    )
 
 
 def test_healthy_workspace(tmp_path):
@@ -26,7 +32,14 @@ def test_healthy_workspace(tmp_path):
     assert out.returncode == 0, out.stdout + out.stderr
     lines = out.stdout.splitlines()
     assert [ln.split(":")[0].split(None, 1)[1] for ln in lines[:-1]] == [
-        "python", "plugin env", "workspace", "index", "embedder", "claude cli", "background work"]
+        "python",
+        "plugin env",
+        "workspace",
+        "index",
+        "embedder",
+        "claude cli",
+        "background work",
+    ]
     assert lines[-1] == "all good"
 
 

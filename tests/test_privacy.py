@@ -75,7 +75,9 @@ def request_leaks(api: FakeAPI) -> list[str]:
     for i, req in enumerate(api.requests):
         body = dict(req.body)
         if isinstance(body.get("messages"), list):
-            body["messages"] = [m for m in body["messages"] if not (isinstance(m, dict) and m.get("role") == "assistant")]
+            body["messages"] = [
+                m for m in body["messages"] if not (isinstance(m, dict) and m.get("role") == "assistant")
+            ]
         hits = leaks_in(json.dumps(body, ensure_ascii=False) if body else req.raw.decode("utf-8", "replace"))
         if hits:
             found.append(f"request {i} ({req.path}): {hits[:5]}")
@@ -93,9 +95,16 @@ def hook_env(ws_root: Path, api: FakeAPI, home: Path, **extra: str) -> dict[str,
 
     env = {k: v for k, v in os.environ.items() if not k.startswith(("REME_", "CLAUDE", "ANTHROPIC"))}
     env.update(sdk_env(api, home))
-    env.update({"REME_WORKSPACE": str(ws_root), "REME_EMBEDDING": "none", "REME_AUTO_DREAM": "false",
-                "REME_PYTHON": sys.executable, "REME_AGENT_RETRIES": "0",
-                "PYTHONPATH": str(REPO) + os.pathsep + env.get("PYTHONPATH", "")})
+    env.update(
+        {
+            "REME_WORKSPACE": str(ws_root),
+            "REME_EMBEDDING": "none",
+            "REME_AUTO_DREAM": "false",
+            "REME_PYTHON": sys.executable,
+            "REME_AGENT_RETRIES": "0",
+            "PYTHONPATH": str(REPO) + os.pathsep + env.get("PYTHONPATH", ""),
+        }
+    )
     env.update(extra)
     return env
 
@@ -112,9 +121,11 @@ def test_pattern_coverage_per_family():
         if not caught:
             missed.append(f"{s.kind}: {s.context[:80]!r} -> {out[:80]!r}")
     total = sum(c for c, _ in per.values())
-    print(f"\nsecrets corpus: {len(SECRETS)} secrets, {len({s.kind for s in SECRETS})} kinds; recall "
-          f"{total}/{len(SECRETS)} = {total / len(SECRETS):.1%}; per family: "
-          + ", ".join(f"{f} {c}/{n}" for f, (c, n) in sorted(per.items())))
+    print(
+        f"\nsecrets corpus: {len(SECRETS)} secrets, {len({s.kind for s in SECRETS})} kinds; recall "
+        f"{total}/{len(SECRETS)} = {total / len(SECRETS):.1%}; per family: "
+        + ", ".join(f"{f} {c}/{n}" for f, (c, n) in sorted(per.items()))
+    )
     assert len(SECRETS) >= 100 and {"cloud", "provider", "vcs-chat", "jwt", "private-key", "connection"} <= set(per)
     assert not missed, "\n".join(missed)
 
@@ -140,9 +151,11 @@ def test_false_positives_on_prose_and_code():
                 hits += 1
                 examples.append(f"{p.relative_to(root)}: {line.strip()[:90]}")
     rate = hits / max(lines, 1)
-    print(f"\nfalse positives: {len(repo_hits)} of {len(corpus)} repository lines "
-          f"({len(repo_hits) / len(corpus):.2e}); {hits} of {lines} stdlib lines ({rate:.2e}); "
-          f"ordinary prose/code samples: 0 of {len(ORDINARY)}; e.g. {(repo_hits + examples)[:3]}")
+    print(
+        f"\nfalse positives: {len(repo_hits)} of {len(corpus)} repository lines "
+        f"({len(repo_hits) / len(corpus):.2e}); {hits} of {lines} stdlib lines ({rate:.2e}); "
+        f"ordinary prose/code samples: 0 of {len(ORDINARY)}; e.g. {(repo_hits + examples)[:3]}"
+    )
     assert len(corpus) > 10_000
     assert len(repo_hits) / len(corpus) < 1e-4, repo_hits
     if lines >= 10_000:
@@ -151,8 +164,15 @@ def test_false_positives_on_prose_and_code():
 
 # ---- transcripts: the real hooks and the detached recorder ------------------------------------------
 def _entry(kind: str, uid: str, content: Any, ts: str) -> dict[str, Any]:
-    return {"type": kind, "uuid": uid, "parentUuid": None, "timestamp": ts, "sessionId": "priv-1",
-            "cwd": "/home/user/project", "message": {"role": kind, "content": content}}
+    return {
+        "type": kind,
+        "uuid": uid,
+        "parentUuid": None,
+        "timestamp": ts,
+        "sessionId": "priv-1",
+        "cwd": "/home/user/project",
+        "message": {"role": kind, "content": content},
+    }
 
 
 def secret_transcript(path: Path) -> None:
@@ -162,18 +182,50 @@ def secret_transcript(path: Path) -> None:
     for i, s in enumerate(SECRETS):
         ts = f"2026-06-20T09:{1 + i // 60:02d}:{i % 60:02d}Z"
         rows.append(_entry("user", f"u{i}", f"Here is the config, use it:\n{s.context}\nthanks", ts))
-        rows.append(_entry("assistant", f"a{i}", [
-            {"type": "text", "text": f"I'll save it. ({s.context})"},
-            {"type": "tool_use", "id": f"t{i}", "name": "Bash",
-             "input": {"command": f"cat >> .env <<'EOF'\n{s.context}\nEOF", "env": {"DB_PASSWORD": s.value}}}], ts))
-        rows.append(_entry("user", f"r{i}", [{"type": "tool_result", "tool_use_id": f"t{i}",
-                                             "content": [{"type": "text", "text": f"{s.context}\n(saved)"}]}], ts))
-    rows.append(_entry("user", "u-end", "Done, thanks. Please remember we deploy with the vault script.", "2026-06-20T10:00:00Z"))
+        rows.append(
+            _entry(
+                "assistant",
+                f"a{i}",
+                [
+                    {"type": "text", "text": f"I'll save it. ({s.context})"},
+                    {
+                        "type": "tool_use",
+                        "id": f"t{i}",
+                        "name": "Bash",
+                        "input": {"command": f"cat >> .env <<'EOF'\n{s.context}\nEOF", "env": {"DB_PASSWORD": s.value}},
+                    },
+                ],
+                ts,
+            )
+        )
+        rows.append(
+            _entry(
+                "user",
+                f"r{i}",
+                [
+                    {
+                        "type": "tool_result",
+                        "tool_use_id": f"t{i}",
+                        "content": [{"type": "text", "text": f"{s.context}\n(saved)"}],
+                    }
+                ],
+                ts,
+            )
+        )
+    rows.append(
+        _entry(
+            "user", "u-end", "Done, thanks. Please remember we deploy with the vault script.", "2026-06-20T10:00:00Z"
+        )
+    )
     path.write_text("".join(json.dumps(r) + "\n" for r in rows))
     sub = path.with_suffix("") / "subagents" / "agent-a1.jsonl"
     sub.parent.mkdir(parents=True)
-    sub.write_text("".join(json.dumps(_entry("assistant", f"s{i}", f"found {s.context}", "2026-06-20T09:30:00Z")) + "\n"
-                           for i, s in enumerate(SECRETS)))
+    sub.write_text(
+        "".join(
+            json.dumps(_entry("assistant", f"s{i}", f"found {s.context}", "2026-06-20T09:30:00Z")) + "\n"
+            for i, s in enumerate(SECRETS)
+        )
+    )
 
 
 def echo_recorder(req: Request) -> Reply:
@@ -181,8 +233,7 @@ def echo_recorder(req: Request) -> Reply:
     if req.tool_results(last_only=True):
         return text("recorded")
     shown = everything_shown(req)
-    return tool_use("daily_write", {"name": "Deployment credentials", "description": shown[:2000],
-                                    "content": shown})
+    return tool_use("daily_write", {"name": "Deployment credentials", "description": shown[:2000], "content": shown})
 
 
 @pytest.mark.e2e
@@ -196,9 +247,14 @@ def test_transcript_secrets_never_stored_nor_sent(tmp_path):
     with FakeAPI(default=echo_recorder) as api:
         env = hook_env(ws_root, api, home, REME_AGENT_BACKEND="anthropic", REME_RECORD_MIN_MESSAGES="100000")
         for event in ("Stop", "SessionEnd"):
-            proc = subprocess.run([SYSTEM_PYTHON, "-S", str(HOOK), event],
-                                  input=json.dumps({**payload, "hook_event_name": event}).encode(),
-                                  capture_output=True, env=env, timeout=30, cwd="/")
+            proc = subprocess.run(
+                [SYSTEM_PYTHON, "-S", str(HOOK), event],
+                input=json.dumps({**payload, "hook_event_name": event}).encode(),
+                capture_output=True,
+                env=env,
+                timeout=30,
+                cwd="/",
+            )
             assert proc.returncode == 0 and proc.stdout == b"", proc
         deadline = time.monotonic() + 120  # SessionEnd started the detached recorder
         cursor = ws_root / "metadata" / "auto_memory" / "claude_code-priv-1.json"
@@ -220,22 +276,35 @@ def test_transcript_secrets_never_stored_nor_sent(tmp_path):
 # ---- resources: `reme-cc resource` with the resource agent through the Claude CLI ----------------------
 def resource_files() -> dict[str, str]:
     half = len(SECRETS) // 2
-    env_file = "\n".join(s.context.replace("\n", " ") if s.family != "private-key" else s.context for s in SECRETS[:half])
+    env_file = "\n".join(
+        s.context.replace("\n", " ") if s.family != "private-key" else s.context for s in SECRETS[:half]
+    )
     notes = "# Infra notes\n\n" + "\n\n".join(f"- {s.kind}: {s.context}" for s in SECRETS[half:])
     sa = next(s for s in SECRETS if s.kind == "gcp-service-account")
-    return {"resource/2026-06-20/prod.env.txt": env_file + "\n", "resource/2026-06-20/infra-notes.md": notes + "\n",
-            "resource/2026-06-20/service-account.json": sa.context + "\n"}
+    return {
+        "resource/2026-06-20/prod.env.txt": env_file + "\n",
+        "resource/2026-06-20/infra-notes.md": notes + "\n",
+        "resource/2026-06-20/service-account.json": sa.context + "\n",
+    }
 
 
 def echo_resource_agent(req: Request) -> Reply:
     """A hostile resource agent: reads the raw file with its tool if it has one, then puts everything it
     saw in the card, plus secrets it "remembers" from elsewhere."""
     if "mcp__reme__read" in req.tool_names and not req.tool_results():
-        path = next((ln.split("path=\"", 1)[1].split("\"", 1)[0] for ln in req.last_user_text.splitlines()
-                     if ln.startswith("<resource path=")), "resource/x")
+        path = next(
+            (
+                ln.split('path="', 1)[1].split('"', 1)[0]
+                for ln in req.last_user_text.splitlines()
+                if ln.startswith("<resource path=")
+            ),
+            "resource/x",
+        )
         return tool_use("mcp__reme__read", {"path": path})
     shown = everything_shown(req) + "\n" + "\n".join(s.context for s in SECRETS[::10])  # ... and "remembers" some
-    return text(f"---\nname: Infra secrets echo\ndescription: {' '.join(shown.split())[:300]}\n---\n# Echo\n\n{shown}\n")
+    return text(
+        f"---\nname: Infra secrets echo\ndescription: {' '.join(shown.split())[:300]}\n---\n# Echo\n\n{shown}\n"
+    )
 
 
 @pytest.mark.e2e
@@ -250,8 +319,13 @@ def test_resource_secrets_stay_in_the_raw_file_only(tmp_path):
     raw_before = {rel: ws.read_bytes(rel) for rel in files}
     with FakeAPI(default=echo_resource_agent) as api:
         env = hook_env(ws.root, api, tmp_path / "home")
-        proc = subprocess.run([sys.executable, "-m", "reme_cc", "--workspace", str(ws.root), "resource",
-                               "--date", "2026-06-20"], capture_output=True, text=True, env=env, timeout=240)
+        proc = subprocess.run(
+            [sys.executable, "-m", "reme_cc", "--workspace", str(ws.root), "resource", "--date", "2026-06-20"],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=240,
+        )
         assert proc.returncode == 0, proc.stdout + proc.stderr
         assert "3 created" in proc.stdout, proc.stdout
         reqs = api.messages_requests()
@@ -276,8 +350,12 @@ def test_dream_never_sends_nor_digests_a_secret(ctx, monkeypatch, tmp_path):
     ws = ctx.workspace
     picked = [s for s in SECRETS if s.family in ("cloud", "provider", "connection", "private-key")][::3]
     day = "daily/2026-06-20/deploy-notes.md"
-    ws.write_text(day, "---\nname: Deploy notes\ndescription: how we deploy\n---\n# Deploy\n\n"
-                  + "\n\n".join(s.context for s in picked) + "\n\nWe deploy with the vault script.\n")
+    ws.write_text(
+        day,
+        "---\nname: Deploy notes\ndescription: how we deploy\n---\n# Deploy\n\n"
+        + "\n\n".join(s.context for s in picked)
+        + "\n\nWe deploy with the vault script.\n",
+    )
     node = "digest/procedure/deploy.md"
     leaked_body = "Deploy with the vault script.\n\n" + "\n".join(s.context for s in picked)  # a model that remembers
 
@@ -286,8 +364,10 @@ def test_dream_never_sends_nor_digests_a_secret(ctx, monkeypatch, tmp_path):
             monkeypatch.setenv(k, v)
         monkeypatch.setenv("REME_AGENT_RETRIES", "0")
         unit = {"name": "Deploy", "bucket": "procedure", "summary": "deploy with the vault script", "paths": [day]}
-        plan = [tool_use(T + "write", {"path": node, "content": node_md("Deploy", "deploy procedure", leaked_body, [day])}),
-                final("CREATE", node)]
+        plan = [
+            tool_use(T + "write", {"path": node, "content": node_md("Deploy", "deploy procedure", leaked_body, [day])}),
+            final("CREATE", node),
+        ]
         script_dream(api, extractions=[extractor_turn([unit])], plans={"Deploy": plan})
         summary = asyncio.run(dream.run_dream(ctx, dream.DreamOptions(date="2026-06-20", resources=False)))
         assert summary.error is None and summary.created == 1, summary.text()

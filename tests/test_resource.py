@@ -29,9 +29,15 @@ def test_dating_filenames_and_binary_detection(ctx):
     ws.write_bytes("resource/2026-06-18/fake.txt", b"abc\x00def")
     ws.write_text("resource/.hidden.md", "skip me")
     found = {r.path: r for r in resource.discover(ctx, "2026-06-20")}
-    assert set(found) == {"resource/notes.txt", "resource/2026-06-18/report.md", "resource/2026-06-18/photo.png",
-                          "resource/2026-06-18/fake.txt"}
-    assert found["resource/notes.txt"].date == "2026-06-20" and found["resource/2026-06-18/report.md"].date == "2026-06-18"
+    assert set(found) == {
+        "resource/notes.txt",
+        "resource/2026-06-18/report.md",
+        "resource/2026-06-18/photo.png",
+        "resource/2026-06-18/fake.txt",
+    }
+    assert (
+        found["resource/notes.txt"].date == "2026-06-20" and found["resource/2026-06-18/report.md"].date == "2026-06-18"
+    )
     assert [found[p].kind for p in sorted(found)] == ["binary", "image", "text", "text"]
     assert found["resource/2026-06-18/photo.png"].why == "an image file that could not be decoded"
     assert resource.card_filename("Q1 report: 光伏/硅料 [draft]?") == "Q1-report-光伏-硅料-draft.md"
@@ -50,7 +56,10 @@ def test_binary_resources_are_listed_without_a_model(ctx, monkeypatch):
     assert list(report.listed) == ["resource/2026-06-18/scan.pdf"] and len(report.created) == 1
     assert "damaged" in report.listed["resource/2026-06-18/scan.pdf"]
     note = parse_note(ctx.workspace.read_bytes(report.created[0]).decode())
-    assert note.meta["source_resource"] == "[[resource/2026-06-18/scan.pdf]]" and "not interpreted" in note.meta["description"]
+    assert (
+        note.meta["source_resource"] == "[[resource/2026-06-18/scan.pdf]]"
+        and "not interpreted" in note.meta["description"]
+    )
     index = ctx.workspace.read_bytes("daily/2026-06-18.md").decode()
     assert f"[[{report.created[0]}|scan.pdf]]" in index
 
@@ -64,9 +73,13 @@ def test_resource_add_modify_delete_round_trip(ctx, monkeypatch, tmp_path):
         for k, v in sdk_env(api, tmp_path / "home").items():
             monkeypatch.setenv(k, v)
         monkeypatch.setenv("REME_AGENT_RETRIES", "0")
-        api.rule(system_contains("daily resource card"),
-                 [card_reply("Solar supply chain", "Polysilicon to modules, v1"),
-                  card_reply("Solar supply chain (revised)", "Polysilicon to modules, v2 with prices")])
+        api.rule(
+            system_contains("daily resource card"),
+            [
+                card_reply("Solar supply chain", "Polysilicon to modules, v1"),
+                card_reply("Solar supply chain (revised)", "Polysilicon to modules, v2 with prices"),
+            ],
+        )
         ws.write_text("resource/solar.md", "# Solar\nPolysilicon → wafers → cells → modules.\n")
 
         added = asyncio.run(resource.sync_resources(ctx))
@@ -96,8 +109,12 @@ def test_resource_add_modify_delete_round_trip(ctx, monkeypatch, tmp_path):
 
 def test_resource_cli_reports_cards(ws):
     ws.write_bytes("resource/2026-06-18/blob.bin", b"\x00\x01\x02")
-    proc = subprocess.run([sys.executable, "-m", "reme_cc", "--workspace", str(ws.root), "resource"],
-                          capture_output=True, text=True, timeout=120)
+    proc = subprocess.run(
+        [sys.executable, "-m", "reme_cc", "--workspace", str(ws.root), "resource"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert proc.returncode == 0, proc.stderr
     assert "1 created" in proc.stdout and "daily/2026-06-18/blob.bin.md" in proc.stdout
 

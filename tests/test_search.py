@@ -30,7 +30,10 @@ def test_rrf_arithmetic():
 
 
 def test_keyword_search_jieba_chinese_and_english(ws, idx):
-    ws.write_text("digest/wiki/catl.md", note("宁德时代", "动力电池龙头", "# 宁德时代\n全球动力电池出货量第一，核心技术为 CTP 和钠离子电池。"))
+    ws.write_text(
+        "digest/wiki/catl.md",
+        note("宁德时代", "动力电池龙头", "# 宁德时代\n全球动力电池出货量第一，核心技术为 CTP 和钠离子电池。"),
+    )
     ws.write_text("digest/wiki/fox.md", note("Fox", "en", "# Fox\nThe Quick brown fox jumps over the lazy dog."))
     idx.sync()
     assert idx.search("宁德").results[0].path == "digest/wiki/catl.md"
@@ -74,11 +77,17 @@ def test_date_filter_inclusive(ws, idx):
 
 def test_expansion_caps_names_and_predicates(ws, idx):
     outs = " ".join(f"[[digest/wiki/o{i}.md]]" for i in range(12))
-    ws.write_text("digest/wiki/hub.md", note("Hub", "the hub", f"# Hub\ncapybara hub\n\nrel:: [[digest/wiki/o0.md]]\n{outs} [[digest/wiki/ghost.md]]"))
+    ws.write_text(
+        "digest/wiki/hub.md",
+        note("Hub", "the hub", f"# Hub\ncapybara hub\n\nrel:: [[digest/wiki/o0.md]]\n{outs} [[digest/wiki/ghost.md]]"),
+    )
     for i in range(12):
         ws.write_text(f"digest/wiki/o{i}.md", note(f"O{i}", f"out {i}", "leaf"))
     for i in range(13):
-        ws.write_text(f"daily/2026-06-20/in{i}.md", note(f"In{i}", "daily", f"cites:: [[digest/wiki/hub.md]]" if i == 0 else "[[digest/wiki/hub.md]]"))
+        ws.write_text(
+            f"daily/2026-06-20/in{i}.md",
+            note(f"In{i}", "daily", "cites:: [[digest/wiki/hub.md]]" if i == 0 else "[[digest/wiki/hub.md]]"),
+        )
     idx.sync()
     hit = idx.search("capybara").results[0]
     assert hit.path == "digest/wiki/hub.md"
@@ -91,34 +100,50 @@ def test_expansion_caps_names_and_predicates(ws, idx):
     res = all_tools()["search"].run(ctx, {"query": "capybara"})
     text = res.text()
     first = text.splitlines()[0]
-    assert first.startswith("========== digest/wiki/hub.md:5-") and "[score=0.0328 vector=0.0000 keyword=0.0328] ==========" in first
+    assert (
+        first.startswith("========== digest/wiki/hub.md:5-")
+        and "[score=0.0328 vector=0.0000 keyword=0.0328] ==========" in first
+    )
     assert "  outlinks (10):" in text and "    … 3 more" in text and "  inlinks (10):" in text
     assert '    → digest/wiki/o0.md  name="O0"  description="out 0"  via predicate=rel' in text
     assert '    ← daily/2026-06-20/in0.md  name="In0"  description="daily"  via predicate=cites' in text
     assert '    ← daily/2026-06-20/in1.md  name="In1"  description="daily"  via plain' in text
     data = json.loads(res.model_dump_json())
     assert set(data) >= {"results", "counts"}
-    assert set(data["results"][0]) >= {"path", "start_line", "end_line", "score", "vector", "keyword", "text", "outlinks", "inlinks"}
+    assert set(data["results"][0]) >= {
+        "path",
+        "start_line",
+        "end_line",
+        "score",
+        "vector",
+        "keyword",
+        "text",
+        "outlinks",
+        "inlinks",
+    }
     assert set(data["counts"]) == {"vector", "keyword", "returned", "hybrid"}
 
 
-@pytest.mark.parametrize("kwargs, msg", [
-    ({"query": ""}, "query is empty"),
-    ({"query": "   "}, "query is empty"),
-    ({"query": "x", "limit": 0}, "limit must be between 1 and 100"),
-    ({"query": "x", "limit": 10000}, "limit must be between 1 and 100"),
-    ({"query": "x", "start_date": "yesterday"}, "start_date 'yesterday' is not a date"),
-    ({"query": "x", "end_date": "2026-13-45"}, "is not a date"),
-    ({"query": "x", "start_date": "2026-06-02", "end_date": "2026-06-01"}, "is after end_date"),
-    ({"query": "x", "min_score": -1}, "min_score"),
-])
+@pytest.mark.parametrize(
+    "kwargs, msg",
+    [
+        ({"query": ""}, "query is empty"),
+        ({"query": "   "}, "query is empty"),
+        ({"query": "x", "limit": 0}, "limit must be between 1 and 100"),
+        ({"query": "x", "limit": 10000}, "limit must be between 1 and 100"),
+        ({"query": "x", "start_date": "yesterday"}, "start_date 'yesterday' is not a date"),
+        ({"query": "x", "end_date": "2026-13-45"}, "is not a date"),
+        ({"query": "x", "start_date": "2026-06-02", "end_date": "2026-06-01"}, "is after end_date"),
+        ({"query": "x", "min_score": -1}, "min_score"),
+    ],
+)
 def test_bad_input_is_a_clear_error(idx, kwargs, msg):
     with pytest.raises(InvalidInputError, match=msg):
         idx.search(**kwargs)
 
 
 def test_odd_queries_are_graceful(ws, idx):
-    ws.write_text("digest/wiki/a.md", "# A\n\"quoted\" OR AND NEAR( text * ^ 🚀 emoji")
+    ws.write_text("digest/wiki/a.md", '# A\n"quoted" OR AND NEAR( text * ^ 🚀 emoji')
     idx.sync()
     assert idx.search("?!…。，").results == []
     assert idx.search("🚀🚀").results == []

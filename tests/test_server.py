@@ -17,9 +17,14 @@ REPO = Path(__file__).resolve().parent.parent
 
 def server_env(ws_root: Path, **extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("REME_", "CLAUDE"))}
-    env.update({"REME_WORKSPACE": str(ws_root), "REME_EMBEDDING": "none",
-                "REME_EXTRA_TOOL_MODULES": "support.echo_tools",
-                "PYTHONPATH": str(REPO / "tests") + os.pathsep + env.get("PYTHONPATH", "")})
+    env.update(
+        {
+            "REME_WORKSPACE": str(ws_root),
+            "REME_EMBEDDING": "none",
+            "REME_EXTRA_TOOL_MODULES": "support.echo_tools",
+            "PYTHONPATH": str(REPO / "tests") + os.pathsep + env.get("PYTHONPATH", ""),
+        }
+    )
     env.update(extra)
     return env
 

@@ -28,7 +28,9 @@ def personal_node(ws) -> str:
     rel = "digest/procedure/deploy.md"
     (ws.root / "daily" / "2026-11-30").mkdir(parents=True, exist_ok=True)
     (ws.root / "daily" / "2026-11-30" / "x.md").write_text("---\nname: deploy day\ndescription: d\n---\nx\n")
-    ws.write_text(rel, f"""---
+    ws.write_text(
+        rel,
+        f"""---
 name: deploy
 description: "how we deploy (ask alice.smith@example.com; logs in {HOME}/work/app)"
 tags: [deploy, ops]
@@ -51,7 +53,8 @@ Write to carol@example.net; clone git@github.com:org/app.git; ssh deploy@build.e
 
 - [[daily/2026-11-30/x.md]]
 - [[session/claude_code/s1.jsonl]]
-""")
+""",
+    )
     return rel
 
 
@@ -60,9 +63,24 @@ def test_share_leaves_everything_personal_behind(ctx, ws, tmp_path):
     rel = personal_node(ws)
     result = share(ctx, rel, repo)
     text = (repo / ".reme" / rel).read_text()
-    for leak in ("<private>", "bank PIN", "4321", "daily/2026-11-30", "session/claude_code", "resource/2026-11-30",
-                 "alice.smith@example.com", "bob@example.org", "carol@example.net", "/home/alice", HOME + "/", NETRC,
-                 "project: app", "owner_email", "sources:", "source_resource"):
+    for leak in (
+        "<private>",
+        "bank PIN",
+        "4321",
+        "daily/2026-11-30",
+        "session/claude_code",
+        "resource/2026-11-30",
+        "alice.smith@example.com",
+        "bob@example.org",
+        "carol@example.net",
+        "/home/alice",
+        HOME + "/",
+        NETRC,
+        "project: app",
+        "owner_email",
+        "sources:",
+        "source_resource",
+    ):
         assert leak not in text, (leak, text)
     meta = parse_note(text).meta
     assert set(meta) <= set(SHARED_KEYS) and meta["tags"] == ["deploy", "ops"] and meta["name"] == "deploy"
@@ -98,8 +116,14 @@ def test_share_reads_the_node_by_the_file_rule(ctx, ws, tmp_path):
 
 
 def reme(*args: str, cwd: Path, stdin=None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "reme_cc", *args], cwd=cwd, capture_output=True, text=True,
-                          stdin=stdin if stdin is not None else subprocess.DEVNULL, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "reme_cc", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        stdin=stdin if stdin is not None else subprocess.DEVNULL,
+        timeout=120,
+    )
 
 
 def test_the_command_shows_what_it_will_write_and_asks(ws, tmp_path):
@@ -120,8 +144,14 @@ def test_the_command_shows_what_it_will_write_and_asks(ws, tmp_path):
     for answer, written in (b"n\n", False), (b"y\n", True):
         leader, follower = pty.openpty()
         try:
-            proc = subprocess.Popen([sys.executable, "-m", "reme_cc", "share", rel], cwd=repo, stdin=follower,
-                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "reme_cc", "share", rel],
+                cwd=repo,
+                stdin=follower,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
+            )
             deadline = time.monotonic() + 60
             while proc.poll() is None and time.monotonic() < deadline:
                 os.write(leader, answer)

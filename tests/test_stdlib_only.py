@@ -23,7 +23,7 @@ class Blocked:
             raise ImportError(f"{name} is not in the standard library")
 sys.meta_path.insert(0, Blocked())
 """
-FOREIGN = ("sorted({m.partition('.')[0] for m in sys.modules} - set(sys.stdlib_module_names) - {'reme_cc', '__main__'})")
+FOREIGN = "sorted({m.partition('.')[0] for m in sys.modules} - set(sys.stdlib_module_names) - {'reme_cc', '__main__'})"
 
 
 def stdlib_modules() -> list[str]:
@@ -41,8 +41,9 @@ def stdlib_modules() -> list[str]:
 
 def run_blocked(code: str, *args: str, **kw) -> subprocess.CompletedProcess[str]:
     # -S: no site-packages either, as the hooks run (python3 -S reme_hook.py)
-    return subprocess.run([sys.executable, "-S", "-c", BLOCK + code, *args], capture_output=True, text=True,
-                          timeout=60, cwd=REPO, **kw)
+    return subprocess.run(
+        [sys.executable, "-S", "-c", BLOCK + code, *args], capture_output=True, text=True, timeout=60, cwd=REPO, **kw
+    )
 
 
 def test_the_list_is_read_from_the_doc():
@@ -56,8 +57,10 @@ def test_the_blocker_blocks():
 
 
 def test_stdlib_only_modules_import_with_third_party_packages_blocked():
-    code = (f"import importlib, json\nsys.path.insert(0, sys.argv[1])\n"
-            f"for name in json.loads(sys.argv[2]): importlib.import_module(name)\nprint(json.dumps({FOREIGN}))\n")
+    code = (
+        f"import importlib, json\nsys.path.insert(0, sys.argv[1])\n"
+        f"for name in json.loads(sys.argv[2]): importlib.import_module(name)\nprint(json.dumps({FOREIGN}))\n"
+    )
     proc = run_blocked(code, str(REPO), json.dumps(stdlib_modules()))
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout) == []
@@ -67,10 +70,18 @@ def test_the_hook_script_runs_with_third_party_packages_blocked(tmp_path):
     """hooks/reme_hook.py for each event as Claude Code starts it, a real transcript copied on Stop: the
     hooks never fail the session, so what they could not import would only show in hooks.log."""
     ws = tmp_path / "ws"
-    env = {"REME_WORKSPACE": str(ws), "REME_RECORD_MIN_MESSAGES": "1000", "REME_AUTO_DREAM": "false",
-           "PATH": "/usr/bin:/bin", "HOME": str(tmp_path)}
-    payload = {"session_id": "0ba3e8cf-83f1-4b52-a73b-6e7855b23b49", "transcript_path": str(FIXTURE),
-               "cwd": str(tmp_path)}
+    env = {
+        "REME_WORKSPACE": str(ws),
+        "REME_RECORD_MIN_MESSAGES": "1000",
+        "REME_AUTO_DREAM": "false",
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(tmp_path),
+    }
+    payload = {
+        "session_id": "0ba3e8cf-83f1-4b52-a73b-6e7855b23b49",
+        "transcript_path": str(FIXTURE),
+        "cwd": str(tmp_path),
+    }
     code = "sys.argv = sys.argv[1:]\nimport runpy\nrunpy.run_path(sys.argv[0], run_name='__main__')\n"
     for event in ("SessionStart", "Stop"):
         proc = run_blocked(code, str(REPO / "hooks/reme_hook.py"), event, input=json.dumps(payload), env=env)

@@ -33,8 +33,13 @@ def sha(path: Path) -> str:
 
 def team_repo(tmp_path: Path, notes: dict[str, str] | None = None) -> Path:
     repo = git_init(tmp_path / "shop")
-    for rel, text in (notes or {"digest/procedure/deploy.md": "---\nname: deploy\ndescription: how the shop is deployed\n---\n"
-                                                               "Ship the shop with `make ship-otter`.\n"}).items():
+    for rel, text in (
+        notes
+        or {
+            "digest/procedure/deploy.md": "---\nname: deploy\ndescription: how the shop is deployed\n---\n"
+            "Ship the shop with `make ship-otter`.\n"
+        }
+    ).items():
         (repo / ".reme" / rel).parent.mkdir(parents=True, exist_ok=True)
         (repo / ".reme" / rel).write_text(text)
     return repo
@@ -106,7 +111,10 @@ def test_a_committed_team_index_is_never_read_nor_written(ctx, ws, tmp_path, mon
 
 
 def test_the_team_index_lives_in_the_personal_workspace_keyed_by_the_repository(ws, tmp_path):
-    a, b = team_metadata(ws.metadata, tmp_path / "x" / "shop" / ".reme"), team_metadata(ws.metadata, tmp_path / "y" / "shop" / ".reme")
+    a, b = (
+        team_metadata(ws.metadata, tmp_path / "x" / "shop" / ".reme"),
+        team_metadata(ws.metadata, tmp_path / "y" / "shop" / ".reme"),
+    )
     assert a != b and a.parent == b.parent == ws.metadata / "team" and a.name.startswith("shop-")
     odd = team_metadata(ws.metadata, tmp_path / "we\nird\udcff name" / ".reme")  # git can store any name
     assert "\n" not in odd.name and odd.name.isprintable() and odd.parent == ws.metadata / "team"
@@ -114,9 +122,11 @@ def test_the_team_index_lives_in_the_personal_workspace_keyed_by_the_repository(
 
 # ---- 7: every connection is guarded ----------------------------------------------------------------
 
-ENDLESS = ("WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r) "
-           "SELECT 'p' || x AS path, 0 AS mtime_ns, 0 AS size, 0 AS indexed, '{}' AS extra, NULL AS hash, "
-           "NULL AS name, NULL AS description, NULL AS date FROM r")
+ENDLESS = (
+    "WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r) "
+    "SELECT 'p' || x AS path, 0 AS mtime_ns, 0 AS size, 0 AS indexed, '{}' AS extra, NULL AS hash, "
+    "NULL AS name, NULL AS description, NULL AS date FROM r"
+)
 
 
 @pytest.mark.timeout(60)
@@ -126,8 +136,10 @@ def test_an_index_with_an_endless_view_is_rebuilt_not_run(ws):
     ws.write_text("digest/wiki/n.md", "---\nname: n\ndescription: heron facts\n---\nheron facts\n")
     Index(ws, Config(embedding="none")).close()
     conn = sqlite3.connect(ws.metadata / "index.sqlite")
-    conn.executescript(f"DROP TABLE files; CREATE VIEW files AS {ENDLESS}; "
-                       "CREATE TRIGGER t AFTER INSERT ON links BEGIN DELETE FROM chunks; END;")
+    conn.executescript(
+        f"DROP TABLE files; CREATE VIEW files AS {ENDLESS}; "
+        "CREATE TRIGGER t AFTER INSERT ON links BEGIN DELETE FROM chunks; END;"
+    )
     conn.close()
     started = time.monotonic()
     assert readonly.with_index(ws.metadata, readonly.known_projects, "refused") == "refused"  # the brief's reader
@@ -149,7 +161,9 @@ def test_a_runaway_statement_is_stopped_at_its_deadline(tmp_path):
         assert conn.execute("PRAGMA trusted_schema").fetchone()[0] == 0
         started = time.monotonic()
         with pytest.raises(sqlite3.OperationalError, match="interrupted"):
-            conn.execute("WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r) SELECT max(x) FROM r").fetchone()
+            conn.execute(
+                "WITH RECURSIVE r(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM r) SELECT max(x) FROM r"
+            ).fetchone()
         assert time.monotonic() - started < 10
         # the deadline is per statement: the connection answers the next one
         assert conn.execute("SELECT 1").fetchone() == (1,)
@@ -202,7 +216,9 @@ def test_a_metadata_symlink_cannot_redirect_the_team_index(ctx, ws, tmp_path, mo
     assert list(elsewhere.iterdir()) == []
     fresh = Context(ws, ctx.config)
     try:
-        assert ("personal", "digest/personal/pref.md") in {(h.workspace, h.path) for h in run(fresh, "search", query="walrus").results}
+        assert ("personal", "digest/personal/pref.md") in {
+            (h.workspace, h.path) for h in run(fresh, "search", query="walrus").results
+        }
         assert fresh.index.file_info("digest/procedure/deploy.md") is None  # no team file in the personal index
     finally:
         fresh.close()

@@ -68,14 +68,42 @@ WRITERS = {
 
 METHODS = {"write_text", "write_bytes", "touch", "unlink", "rmdir", "symlink_to", "hardlink_to", "chmod"}
 MOVES = {"rename", "replace"}  # Path.rename(target) / Path.replace(target): one argument (str.replace has two)
-OS = {"replace", "rename", "remove", "unlink", "rmdir", "removedirs", "truncate", "ftruncate", "link", "symlink",
-      "utime", "chmod", "write"}
+OS = {
+    "replace",
+    "rename",
+    "remove",
+    "unlink",
+    "rmdir",
+    "removedirs",
+    "truncate",
+    "ftruncate",
+    "link",
+    "symlink",
+    "utime",
+    "chmod",
+    "write",
+}
 SHUTIL = {"rmtree", "move", "copy", "copy2", "copyfile", "copytree"}
 HELPERS = {"atomic_write", "write_file", "write_at"}
 NOFOLLOW = {"rename", "remove"}
 OPEN_FLAGS = {"O_WRONLY", "O_RDWR", "O_CREAT", "O_APPEND", "O_TRUNC"}
-GIT_WORK_TREE = {"revert", "checkout", "reset", "restore", "stash", "merge", "pull", "rebase", "cherry-pick", "apply",
-                 "rm", "mv", "clean", "switch", "am"}
+GIT_WORK_TREE = {
+    "revert",
+    "checkout",
+    "reset",
+    "restore",
+    "stash",
+    "merge",
+    "pull",
+    "rebase",
+    "cherry-pick",
+    "apply",
+    "rm",
+    "mv",
+    "clean",
+    "switch",
+    "am",
+}
 
 
 def writes(tree: ast.AST) -> set[str]:
@@ -89,17 +117,23 @@ def writes(tree: ast.AST) -> set[str]:
         base = f.value.id if isinstance(f, ast.Attribute) and isinstance(f.value, ast.Name) else ""
         strings = {a.value for a in ast.walk(node) if isinstance(a, ast.Constant) and isinstance(a.value, str)}
         if name == "open" and base in ("", "io", "builtins"):
-            mode = node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords if k.arg == "mode"), None)
+            mode = (
+                node.args[1] if len(node.args) > 1 else next((k.value for k in node.keywords if k.arg == "mode"), None)
+            )
             if isinstance(mode, ast.Constant) and set(str(mode.value)) & set("wax+"):
                 found.add(f"open({mode.value!r})")
         elif name == "open" and base == "os":
             if {a.attr for a in ast.walk(node) if isinstance(a, ast.Attribute)} & OPEN_FLAGS:
                 found.add("os.open for writing")
-        elif (base, name) in {("os", n) for n in OS} | {("shutil", n) for n in SHUTIL} | {("nofollow", n) for n in NOFOLLOW}:
+        elif (base, name) in {("os", n) for n in OS} | {("shutil", n) for n in SHUTIL} | {
+            ("nofollow", n) for n in NOFOLLOW
+        }:
             found.add(f"{base}.{name}")
         elif name in HELPERS:
             found.add(name)
-        elif isinstance(f, ast.Attribute) and (name in METHODS or (name in MOVES and len(node.args) == 1 and not node.keywords)):
+        elif isinstance(f, ast.Attribute) and (
+            name in METHODS or (name in MOVES and len(node.args) == 1 and not node.keywords)
+        ):
             found.add(f".{name}()")
         if ("git" in name or "git" in strings) and strings & GIT_WORK_TREE:  # git changing the work tree
             found.add("git " + "/".join(sorted(strings & GIT_WORK_TREE)))
@@ -111,10 +145,23 @@ def test_the_scan_sees_every_kind_of_write():
         "p.write_text('x')\np.write_bytes(b'')\natomic_write(p, b'')\nopen(p, 'w')\nopen(p, mode='ab')\n"
         "nofollow.write_at(d, 'n', b'')\nnofollow.remove(root, rel)\nos.replace(a, b)\nshutil.rmtree(p)\n"
         "os.open(p, os.O_WRONLY | os.O_CREAT)\n_git(root, 'revert', '--no-edit', sha)\nsubprocess.run(['git', 'checkout', 'x'])\n"
-        "p.rename(q)\n")
-    assert writes(sample) == {".write_text()", ".write_bytes()", "atomic_write", "open('w')", "open('ab')", "write_at",
-                              "nofollow.remove", "os.replace", "shutil.rmtree", "os.open for writing", "git revert",
-                              "git checkout", ".rename()"}
+        "p.rename(q)\n"
+    )
+    assert writes(sample) == {
+        ".write_text()",
+        ".write_bytes()",
+        "atomic_write",
+        "open('w')",
+        "open('ab')",
+        "write_at",
+        "nofollow.remove",
+        "os.replace",
+        "shutil.rmtree",
+        "os.open for writing",
+        "git revert",
+        "git checkout",
+        ".rename()",
+    }
     harmless = "open(p)\nopen(p, 'rb')\ns.replace('a', 'b')\nos.open(p, os.O_RDONLY)\n_git(root, 'commit', '-m', m)\n"
     assert writes(ast.parse(harmless)) == set()
 
@@ -135,7 +182,9 @@ def writers() -> dict[str, set[str]]:
 def test_only_the_named_definitions_write_files():
     found = writers()
     new = {name: sorted(calls) for name, calls in found.items() if name not in WRITERS}
-    assert not new, (f"{new}: new code writes files. A note is changed only through the note service "
-                     "(ctx.notes); derived state may be written directly: add it to WRITERS with what it writes")
+    assert not new, (
+        f"{new}: new code writes files. A note is changed only through the note service "
+        "(ctx.notes); derived state may be written directly: add it to WRITERS with what it writes"
+    )
     gone = sorted(set(WRITERS) - set(found))
     assert not gone, f"{gone} no longer write files: remove them from WRITERS"

@@ -33,7 +33,8 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import Any
+from collections.abc import Callable, Iterable, Iterator
 
 import numpy as np
 
@@ -46,15 +47,17 @@ FORMAT = 2
 K1 = 1.2
 B = 0.75
 TOKENIZE = "unicode61 remove_diacritics 0"  # chunks_fts's tokenizer (catalog.SCHEMA); a test pins them equal
-FETCH = 2000                 # rows per build batch (bounds the transient memory of the build)
-INLINE_DELTA_MAX = 2000      # chunks added since the last refresh that a query indexes itself (~70 ms);
-                             # more: FTS5 answers while the index is rebuilt in the background
-MAX_DELTA_SEGMENTS = 8       # then the deltas are merged into one (when that is a small job)
+FETCH = 2000  # rows per build batch (bounds the transient memory of the build)
+INLINE_DELTA_MAX = 2000  # chunks added since the last refresh that a query indexes itself (~70 ms);
+# more: FTS5 answers while the index is rebuilt in the background
+MAX_DELTA_SEGMENTS = 8  # then the deltas are merged into one (when that is a small job)
 NOTE_CACHE_POSTINGS = 1_000_000  # (note, term) weights the whole-note BM25 keeps per process (12 bytes each)
-WORD_PIECES_MAX = 10_000     # query words with a term in no chunk whose split is remembered
-LOAD_WAIT_S = 1.0            # a whole-note query waits this long for a load under way (FTS5 is slower)
-_ROWS_SQL = ("SELECT c.id, c.path, c.start_line, f.date, t.tokens FROM chunks c "
-             "JOIN chunks_fts t ON t.rowid = c.id LEFT JOIN files f ON f.path = c.path")
+WORD_PIECES_MAX = 10_000  # query words with a term in no chunk whose split is remembered
+LOAD_WAIT_S = 1.0  # a whole-note query waits this long for a load under way (FTS5 is slower)
+_ROWS_SQL = (
+    "SELECT c.id, c.path, c.start_line, f.date, t.tokens FROM chunks c "
+    "JOIN chunks_fts t ON t.rowid = c.id LEFT JOIN files f ON f.path = c.path"
+)
 
 
 def snapshot_path(metadata: Path) -> Path:
@@ -65,8 +68,9 @@ class Splitter:
     """FTS5's own tokenisation of words: a private in-memory FTS5 table with the same tokenizer."""
 
     def __init__(self) -> None:
-        self._conn = catalog.open_db(":memory:", statement_s=catalog.READER_STATEMENT_S, check_same_thread=False,
-                                     isolation_level=None)
+        self._conn = catalog.open_db(
+            ":memory:", statement_s=catalog.READER_STATEMENT_S, check_same_thread=False, isolation_level=None
+        )
         self._conn.execute(f"CREATE VIRTUAL TABLE t USING fts5(x, tokenize='{TOKENIZE}')")
         self._conn.execute("CREATE VIRTUAL TABLE v USING fts5vocab(t, instance)")
         self._lock = threading.Lock()
@@ -93,17 +97,17 @@ class Splitter:
 class Segment:
     """CSR postings over a set of chunks (ascending chunk ids)."""
 
-    ids: np.ndarray        # int64 chunk ids, ascending
-    doclen: np.ndarray     # int64 FTS5 tokens per chunk
-    indptr: np.ndarray     # int64, one past the last term id known when built
-    docs: np.ndarray       # int32 doc index per posting (ascending within a term)
-    tf: np.ndarray         # int32 term frequency per posting
-    start: np.ndarray      # int64 start_line
-    path_idx: np.ndarray   # int32 into paths
+    ids: np.ndarray  # int64 chunk ids, ascending
+    doclen: np.ndarray  # int64 FTS5 tokens per chunk
+    indptr: np.ndarray  # int64, one past the last term id known when built
+    docs: np.ndarray  # int32 doc index per posting (ascending within a term)
+    tf: np.ndarray  # int32 term frequency per posting
+    start: np.ndarray  # int64 start_line
+    path_idx: np.ndarray  # int32 into paths
     paths: list[str]
-    date_idx: np.ndarray   # int32 into dates, -1 = no date
-    dates: list[str]       # distinct file dates, sorted: date_idx is a rank, a date range a rank range
-    live: np.ndarray       # bool
+    date_idx: np.ndarray  # int32 into dates, -1 = no date
+    dates: list[str]  # distinct file dates, sorted: date_idx is a rank, a date range a rank range
+    live: np.ndarray  # bool
     dead: int = 0
     note_of: np.ndarray | None = None  # int32 note (file) id per chunk, into State.note_paths
     _k: tuple[float, np.ndarray] | None = None
@@ -275,8 +279,10 @@ class State:
         if n_rows <= 0 or k <= 0:
             return []
         avgdl = float(self.tokens_live) / float(n_rows)
-        idfs = [None if t < 0 else self._chunk_idf.get(self.version, t, lambda t=t: (self._idf(t, n_rows), 1))
-                for t in terms]
+        idfs = [
+            None if t < 0 else self._chunk_idf.get(self.version, t, lambda t=t: (self._idf(t, n_rows), 1))
+            for t in terms
+        ]
         if all(i is None for i in idfs):
             return []
         lo, hi = start or "0000-00-00", end or "9999-99-99"
@@ -309,8 +315,9 @@ class State:
         cands: list[tuple[float, str, int, int]] = []
         for seg, pos, scores in found:
             paths = seg.paths
-            for sc, pi, st, cid in zip(scores.tolist(), seg.path_idx[pos].tolist(), seg.start[pos].tolist(),
-                                       seg.ids[pos].tolist()):
+            for sc, pi, st, cid in zip(
+                scores.tolist(), seg.path_idx[pos].tolist(), seg.start[pos].tolist(), seg.ids[pos].tolist()
+            ):
                 cands.append((-sc, paths[pi], st, cid))
         cands.sort()
         return [(cid, -neg) for neg, _p, _s, cid in cands[:k]]
@@ -385,12 +392,15 @@ class State:
         got = self._folder_masks.get(pre)
         if got is None or got[0] != self.version:
             paths = self.note_paths
-            got = self._folder_masks[pre] = (self.version, np.fromiter(
-                (p[:len(pre)].translate(_ASCII_LOWER) == pre for p in paths), bool, len(paths)))
+            got = self._folder_masks[pre] = (
+                self.version,
+                np.fromiter((p[: len(pre)].translate(_ASCII_LOWER) == pre for p in paths), bool, len(paths)),
+            )
         return got[1]
 
-    def search_notes(self, terms: list[int], k: int, start: str | None, end: str | None,
-                     folder: str | None = None) -> list[tuple[str, float]]:
+    def search_notes(
+        self, terms: list[int], k: int, start: str | None, end: str | None, folder: str | None = None
+    ) -> list[tuple[str, float]]:
         """Top-k (note path, whole-note BM25), the arithmetic of ``search_notes_fts`` (bit-identical);
         ``folder`` keeps the notes below it (as SQL's ``LIKE 'folder/%'``: ASCII case-insensitive)."""
         n_notes, _avgdl, kpart = self.note_stats()
@@ -478,8 +488,9 @@ def top_positions(acc: np.ndarray, k: int, rank: Callable[[], np.ndarray] | None
     return pos
 
 
-def build_segment(state: State, splitter: Splitter, rows: Iterable[tuple], stop: threading.Event | None = None
-                  ) -> Segment:
+def build_segment(
+    state: State, splitter: Splitter, rows: Iterable[tuple], stop: threading.Event | None = None
+) -> Segment:
     """Rows (id, path, start_line, date, tokens) in ascending id order -> a segment of ``state``'s
     vocabulary (new words are added to it)."""
     ids: list[int] = []
@@ -562,9 +573,17 @@ def build_segment(state: State, splitter: Splitter, rows: Iterable[tuple], stop:
     remap[rank] = np.arange(len(sorted_dates), dtype=np.int32)
     remap[-1] = -1
     return Segment(
-        ids=np.array(ids, np.int64), doclen=np.concatenate(lens) if lens else np.zeros(0, np.int64),
-        indptr=indptr, docs=docs, tf=tf, start=np.array(starts, np.int64), path_idx=np.array(pidx, np.int32),
-        paths=list(paths), date_idx=remap[np.array(didx, np.int64)], dates=sorted_dates, live=np.ones(n_docs, bool),
+        ids=np.array(ids, np.int64),
+        doclen=np.concatenate(lens) if lens else np.zeros(0, np.int64),
+        indptr=indptr,
+        docs=docs,
+        tf=tf,
+        start=np.array(starts, np.int64),
+        path_idx=np.array(pidx, np.int32),
+        paths=list(paths),
+        date_idx=remap[np.array(didx, np.int64)],
+        dates=sorted_dates,
+        live=np.ones(n_docs, bool),
     )
 
 
@@ -659,8 +678,10 @@ def fts_totals(conn: sqlite3.Connection) -> tuple[int, int]:
 def chunk_ids(conn: sqlite3.Connection, max_id: int | None = None) -> np.ndarray:
     """Every chunk id (≤ ``max_id``), unsorted, read from the small ``chunks_hash`` index and parsed in C:
     ~10x cheaper than a Python loop over 50k rows of the chunks table (which holds the texts)."""
-    row = conn.execute("SELECT group_concat(id) FROM chunks INDEXED BY chunks_hash WHERE id <= ?",
-                       (max_id if max_id is not None else 2**62,)).fetchone()
+    row = conn.execute(
+        "SELECT group_concat(id) FROM chunks INDEXED BY chunks_hash WHERE id <= ?",
+        (max_id if max_id is not None else 2**62,),
+    ).fetchone()
     return np.array(row[0].split(","), dtype=np.int64) if row and row[0] else np.zeros(0, np.int64)
 
 
@@ -713,8 +734,15 @@ def _docsize(blob: bytes | None) -> int:
     return _varint(bytes(blob), 0)[0] if blob else 0  # chunks_fts has one column: its token count
 
 
-def search_notes_fts(conn: sqlite3.Connection, query: str, k: int, start: str | None = None, end: str | None = None,
-                     path_like: str | None = None, splitter: Splitter | None = None) -> list[tuple[str, float]]:
+def search_notes_fts(
+    conn: sqlite3.Connection,
+    query: str,
+    k: int,
+    start: str | None = None,
+    end: str | None = None,
+    path_like: str | None = None,
+    splitter: Splitter | None = None,
+) -> list[tuple[str, float]]:
     """Top-k (note path, whole-note BM25) from FTS5: term frequencies per chunk from an fts5vocab
     'instance' table, token counts from chunks_fts_docsize; the date range and folder (an escaped
     LIKE pattern) filter the notes, N/df/avgdl are over all notes (as bm25() keeps them over all rows)."""
@@ -729,9 +757,13 @@ def search_notes_fts(conn: sqlite3.Connection, query: str, k: int, start: str | 
     avgdl = float(fts_totals(conn)[1]) / float(n_notes)
     per_term: list[dict[str, int]] = []
     for t in terms:
-        tf = dict(conn.execute(
-            "SELECT c.path, SUM(i.n) FROM (SELECT doc, COUNT(*) AS n FROM temp.reme_chunk_terms WHERE term = ? "
-            "GROUP BY doc) i JOIN chunks c ON c.id = i.doc GROUP BY c.path", (t,)))
+        tf = dict(
+            conn.execute(
+                "SELECT c.path, SUM(i.n) FROM (SELECT doc, COUNT(*) AS n FROM temp.reme_chunk_terms WHERE term = ? "
+                "GROUP BY doc) i JOIN chunks c ON c.id = i.doc GROUP BY c.path",
+                (t,),
+            )
+        )
         if tf:
             per_term.append(tf)
     cands: set[str] = set().union(*per_term) if per_term else set()
@@ -745,8 +777,11 @@ def search_notes_fts(conn: sqlite3.Connection, query: str, k: int, start: str | 
             args.append(path_like)
         cands = {r[0] for r in rows_in(conn, sql, sorted(cands), after=args)}
     length: dict[str, int] = {}
-    for path, sz in rows_in(conn, "SELECT c.path, d.sz FROM chunks c JOIN chunks_fts_docsize d ON d.id = c.id "
-                            "WHERE c.path IN ({marks})", sorted(cands)):
+    for path, sz in rows_in(
+        conn,
+        "SELECT c.path, d.sz FROM chunks c JOIN chunks_fts_docsize d ON d.id = c.id WHERE c.path IN ({marks})",
+        sorted(cands),
+    ):
         length[path] = length.get(path, 0) + _docsize(sz)
     acc: dict[str, float] = {}
     for tf in per_term:
@@ -755,11 +790,14 @@ def search_notes_fts(conn: sqlite3.Connection, query: str, k: int, start: str | 
         for p, n in tf.items():
             if p in cands:
                 f = float(n)
-                acc[p] = acc.get(p, 0.0) + idf * ((f * (K1 + 1.0)) / (f + K1 * ((1 - B) + (B * float(length[p])) / avgdl)))
+                acc[p] = acc.get(p, 0.0) + idf * (
+                    (f * (K1 + 1.0)) / (f + K1 * ((1 - B) + (B * float(length[p])) / avgdl))
+                )
     return sorted(acc.items(), key=lambda x: (-x[1], x[0]))[:k]
 
 
 # ---- snapshot ------------------------------------------------------------------------------------
+
 
 def _blob(strings: list[str]) -> np.ndarray:
     return np.frombuffer("\0".join(strings).encode("utf-8"), np.uint8)
@@ -781,15 +819,31 @@ def save_snapshot(metadata: Path, state: State) -> bool:
     seg = state.segments[0]
     live = seg.live
     meta = {
-        "format": FORMAT, "schema": catalog.SCHEMA_VERSION, "tokenize": TOKENIZE, "sqlite": sqlite3.sqlite_version,
-        "db_id": state.db_id, "generation": state.generation, "n": seg.n, "terms": len(state.terms),
-        "paths": len(seg.paths), "dates": len(seg.dates),
+        "format": FORMAT,
+        "schema": catalog.SCHEMA_VERSION,
+        "tokenize": TOKENIZE,
+        "sqlite": sqlite3.sqlite_version,
+        "db_id": state.db_id,
+        "generation": state.generation,
+        "n": seg.n,
+        "terms": len(state.terms),
+        "paths": len(seg.paths),
+        "dates": len(seg.dates),
     }
     arrays = {
-        "meta": np.frombuffer(json.dumps(meta).encode(), np.uint8), "terms": _blob(state.terms),
-        "ids": seg.ids, "doclen": seg.doclen, "indptr": seg.indptr, "docs": seg.docs, "tf": seg.tf,
-        "start": seg.start, "path_idx": seg.path_idx, "paths": _blob(seg.paths), "date_idx": seg.date_idx,
-        "dates": _blob(seg.dates), "live": live,
+        "meta": np.frombuffer(json.dumps(meta).encode(), np.uint8),
+        "terms": _blob(state.terms),
+        "ids": seg.ids,
+        "doclen": seg.doclen,
+        "indptr": seg.indptr,
+        "docs": seg.docs,
+        "tf": seg.tf,
+        "start": seg.start,
+        "path_idx": seg.path_idx,
+        "paths": _blob(seg.paths),
+        "date_idx": seg.date_idx,
+        "dates": _blob(seg.dates),
+        "live": live,
     }
     target = snapshot_path(metadata)
     now = time.time()
@@ -816,8 +870,12 @@ def load_snapshot(metadata: Path, want_db_id: str) -> State | None:
         with np.load(io.BytesIO(data), allow_pickle=False) as z:
             a = {key: z[key] for key in z.files}
         meta = json.loads(a["meta"].tobytes().decode())
-        for key, want in (("format", FORMAT), ("schema", catalog.SCHEMA_VERSION), ("tokenize", TOKENIZE),
-                          ("sqlite", sqlite3.sqlite_version)):
+        for key, want in (
+            ("format", FORMAT),
+            ("schema", catalog.SCHEMA_VERSION),
+            ("tokenize", TOKENIZE),
+            ("sqlite", sqlite3.sqlite_version),
+        ):
             if meta.get(key) != want:
                 raise ValueError(f"{key} {meta.get(key)!r} != {want!r}")
         if meta.get("db_id") != want_db_id:
@@ -830,14 +888,25 @@ def load_snapshot(metadata: Path, want_db_id: str) -> State | None:
         dates = _unblob(a["dates"], int(meta["dates"]))
         ok = (
             len(ids) == len(doclen) == len(start) == len(path_idx) == len(date_idx) == len(live) == n
-            and len(indptr) == nt + 1 and len(docs) == len(tf) and int(indptr[0]) == 0
-            and int(indptr[-1]) == len(docs) and bool((np.diff(indptr) >= 0).all())
+            and len(indptr) == nt + 1
+            and len(docs) == len(tf)
+            and int(indptr[0]) == 0
+            and int(indptr[-1]) == len(docs)
+            and bool((np.diff(indptr) >= 0).all())
             and bool((np.diff(ids) > 0).all())
             and (not len(docs) or (int(docs.min()) >= 0 and int(docs.max()) < n and int(tf.min()) >= 1))
             and int(tf.sum()) == int(doclen.sum())
-            and (not n or (int(path_idx.min()) >= 0 and int(path_idx.max()) < len(paths)
-                           and int(date_idx.min()) >= -1 and int(date_idx.max()) < len(dates)))
-            and len(set(terms)) == nt and dates == sorted(dates)
+            and (
+                not n
+                or (
+                    int(path_idx.min()) >= 0
+                    and int(path_idx.max()) < len(paths)
+                    and int(date_idx.min()) >= -1
+                    and int(date_idx.max()) < len(dates)
+                )
+            )
+            and len(set(terms)) == nt
+            and dates == sorted(dates)
         )
         if not ok:
             raise ValueError("inconsistent arrays")
@@ -848,10 +917,19 @@ def load_snapshot(metadata: Path, want_db_id: str) -> State | None:
     st.generation = int(meta.get("generation", -1))
     st.terms = terms
     st.vocab = {t: i for i, t in enumerate(terms)}
-    seg = Segment(ids=ids.astype(np.int64), doclen=doclen.astype(np.int64), indptr=indptr.astype(np.int64),
-                  docs=docs.astype(np.int32), tf=tf.astype(np.int32), start=start.astype(np.int64),
-                  path_idx=path_idx.astype(np.int32), paths=paths, date_idx=date_idx.astype(np.int32), dates=dates,
-                  live=live.astype(bool).copy())
+    seg = Segment(
+        ids=ids.astype(np.int64),
+        doclen=doclen.astype(np.int64),
+        indptr=indptr.astype(np.int64),
+        docs=docs.astype(np.int32),
+        tf=tf.astype(np.int32),
+        start=start.astype(np.int64),
+        path_idx=path_idx.astype(np.int32),
+        paths=paths,
+        date_idx=date_idx.astype(np.int32),
+        dates=dates,
+        live=live.astype(bool).copy(),
+    )
     seg.dead = int(n - seg.live.sum())
     seg.dead_idx = np.flatnonzero(~seg.live)
     st.add_segment(seg)
@@ -859,6 +937,7 @@ def load_snapshot(metadata: Path, want_db_id: str) -> State | None:
 
 
 # ---- the per-process index -------------------------------------------------------------------------
+
 
 class BM25Index:
     """Owned by an Index. ``search`` returns None whenever the answer must come from FTS5 instead
@@ -951,8 +1030,9 @@ class BM25Index:
         finally:
             conn.close()
         if totals != (state.n_live, state.tokens_live):
-            self.disabled = (f"in-memory totals {(state.n_live, state.tokens_live)} != FTS5's {totals} "
-                             "right after a build")
+            self.disabled = (
+                f"in-memory totals {(state.n_live, state.tokens_live)} != FTS5's {totals} right after a build"
+            )
             index_log(self.metadata, f"bm25: {self.disabled}; keyword search stays on FTS5")
             raise _Stopped()
         state.warm()
@@ -963,8 +1043,14 @@ class BM25Index:
             saved = save_snapshot(self.metadata, state)
         with self._lock:
             self._state = state
-        self.last_build = {"how": how, "seconds": round(time.perf_counter() - t0, 3), "chunks": state.n_live,
-                           "terms": len(state.terms), "saved": saved, "generation": state.generation}
+        self.last_build = {
+            "how": how,
+            "seconds": round(time.perf_counter() - t0, 3),
+            "chunks": state.n_live,
+            "terms": len(state.terms),
+            "saved": saved,
+            "generation": state.generation,
+        }
         return state
 
     def _catch_up(self, conn: sqlite3.Connection, state: State, inline_max: int) -> str | None:
@@ -986,8 +1072,11 @@ class BM25Index:
                     state.version += 1
         if new:
             base = state.segments[0] if state.segments else None
-            if (base is not None and len(state.segments) >= 1 + MAX_DELTA_SEGMENTS
-                    and state.delta_docs + new <= inline_max):
+            if (
+                base is not None
+                and len(state.segments) >= 1 + MAX_DELTA_SEGMENTS
+                and state.delta_docs + new <= inline_max
+            ):
                 # merge the deltas: every chunk above the base's ids is a live delta chunk. Only while
                 # that is small: during a bulk import the deltas outgrow a small base, and merging them
                 # here cost a query seconds; the compaction that _refresh kicks merges them instead
@@ -995,13 +1084,16 @@ class BM25Index:
                 state.n_live = int(base.live.sum())
                 state.tokens_live = int(base.doclen[base.live].sum())
                 max_id = base.max_id
-            seg = build_segment(state, self.splitter, conn.execute(_ROWS_SQL + " WHERE c.id > ? ORDER BY c.id", (max_id,)))
+            seg = build_segment(
+                state, self.splitter, conn.execute(_ROWS_SQL + " WHERE c.id > ? ORDER BY c.id", (max_id,))
+            )
             state.add_segment(seg)
         return None
 
     # ---- query -----------------------------------------------------------------------------------
-    def search(self, conn: sqlite3.Connection, query: str, k: int, start: str | None = None,
-               end: str | None = None) -> list[tuple[int, float]] | None:
+    def search(
+        self, conn: sqlite3.Connection, query: str, k: int, start: str | None = None, end: str | None = None
+    ) -> list[tuple[int, float]] | None:
         """Top-k (chunk id, score) exactly as ``keyword.search_chunks`` would return, or None (use FTS5).
         ``conn`` is the Index's connection (the caller holds its lock)."""
         if self.disabled:
@@ -1021,8 +1113,15 @@ class BM25Index:
                 return None
             return state.search(terms, k, start, end)
 
-    def search_notes(self, conn: sqlite3.Connection, query: str, k: int, start: str | None = None,
-                     end: str | None = None, folder: str | None = None) -> list[tuple[str, float]]:
+    def search_notes(
+        self,
+        conn: sqlite3.Connection,
+        query: str,
+        k: int,
+        start: str | None = None,
+        end: str | None = None,
+        folder: str | None = None,
+    ) -> list[tuple[str, float]]:
         """Top-k (note path, whole-note BM25): from memory when the index is in, else from FTS5 (the
         same answer, so a search does not change while the index loads). FTS5 needs 0.3-0.7 s for
         common words at 50k chunks, loading the snapshot 0.1-0.3 s: the first load, under way, is
@@ -1034,15 +1133,20 @@ class BM25Index:
                     state = self._state
                     if state is not None:
                         if self._refresh(conn, state):
-                            return (state.search_notes(state.term_ids(self.splitter, words), k, start, end, folder)
-                                    if words else [])
+                            return (
+                                state.search_notes(state.term_ids(self.splitter, words), k, start, end, folder)
+                                if words
+                                else []
+                            )
                         break  # stale: FTS5 answers while it is rebuilt
                     self.start()
                     t = self._thread
                 if waited or t is None or not t.is_alive() or t is not self._load:
                     break  # a rebuild (the index fell behind a bulk import) takes seconds: FTS5 answers now
                 t.join(timeout=LOAD_WAIT_S)
-        return search_notes_fts(conn, query, k, start, end, keyword.like_prefix(folder) if folder else None, self.splitter)
+        return search_notes_fts(
+            conn, query, k, start, end, keyword.like_prefix(folder) if folder else None, self.splitter
+        )
 
     def note_share(self, conn: sqlite3.Connection, ids: np.ndarray) -> float | None:
         """State.note_share from memory; None while the index is not in (or stale)."""
@@ -1117,7 +1221,10 @@ class BM25Index:
     def info(self) -> dict[str, Any]:
         st = self._state
         return {
-            "ready": st is not None, "disabled": self.disabled, "chunks": st.n_live if st else 0,
-            "segments": len(st.segments) if st else 0, "terms": len(st.terms) if st else 0,
+            "ready": st is not None,
+            "disabled": self.disabled,
+            "chunks": st.n_live if st else 0,
+            "segments": len(st.segments) if st else 0,
+            "terms": len(st.terms) if st else 0,
             "last_build": self.last_build,
         }

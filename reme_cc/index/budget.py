@@ -13,7 +13,8 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from ..notes.documents import DOCUMENT_EXTS, MAX_DOCUMENT_BYTES
 
@@ -28,7 +29,7 @@ class Budget:
     extract_s: float
 
     @classmethod
-    def of(cls, config: Any) -> "Budget":
+    def of(cls, config: Any) -> Budget:
         return cls(config.team_max_files, config.team_max_bytes, config.team_documents, config.team_extract_s)
 
 
@@ -47,15 +48,19 @@ class Selection:
         if self.over:
             parts.append(f"{self.over} reached (raise it with REME_{self.over.upper()})")
         if self.documents:
-            parts.append(f"{self.documents:,} PDF/.docx not extracted from the repository "
-                         "(set REME_TEAM_DOCUMENTS=true to opt in)")
+            parts.append(
+                f"{self.documents:,} PDF/.docx not extracted from the repository "
+                "(set REME_TEAM_DOCUMENTS=true to opt in)"
+            )
         return "; ".join(parts)
 
 
-def select(budget: Budget, disk: dict[str, tuple[int, int]], unextracted: set[str] | frozenset[str] = frozenset()
-           ) -> Selection:
+def select(
+    budget: Budget, disk: dict[str, tuple[int, int]], unextracted: set[str] | frozenset[str] = frozenset()
+) -> Selection:
     """The files of ``disk`` a team index holds. ``unextracted``: documents left out because the
     session's extraction time is spent."""
+
     def rank(path: str) -> tuple[int, str]:
         return next((i for i, p in enumerate(_ORDER) if path.startswith(p)), len(_ORDER)), path
 
@@ -63,7 +68,7 @@ def select(budget: Budget, disk: dict[str, tuple[int, int]], unextracted: set[st
     daily = [p for p in ordered if p.startswith("daily/")]
     if daily:  # the newest days first: their names sort by date
         start = ordered.index(daily[0])
-        ordered[start:start + len(daily)] = sorted(daily, reverse=True)
+        ordered[start : start + len(daily)] = sorted(daily, reverse=True)
     kept: dict[str, tuple[int, int]] = {}
     used = documents = 0
     over = None
@@ -102,8 +107,9 @@ class Spending:
         """What the budget left out, as one line for the answer (None: nothing)."""
         return self.selection.note() if self.selection is not None else None
 
-    def extract(self, root: Path, metadata: Path, todo: dict[str, tuple[int, int] | None],
-                stopping: Callable[[], None]) -> None:
+    def extract(
+        self, root: Path, metadata: Path, todo: dict[str, tuple[int, int] | None], stopping: Callable[[], None]
+    ) -> None:
         """Extract the documents of ``todo`` now, one at a time, while the session's extraction time
         lasts (``team_extract_s``; a hostile PDF costs up to documents.TIMEOUT_S). Past it, the rest are
         dropped from ``todo`` and left out of the catalog for this session. ``stopping`` raises when

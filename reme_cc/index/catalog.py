@@ -21,7 +21,8 @@ import sqlite3
 import time
 import uuid
 from pathlib import Path
-from typing import Any, Iterator, Sequence
+from typing import Any
+from collections.abc import Iterator, Sequence
 
 SCHEMA_VERSION = 3
 DB_NAME = "index.sqlite"
@@ -95,12 +96,14 @@ class GuardedConnection(sqlite3.Connection):
         return super().executescript(*args, **kwargs)
 
 
-def open_db(target: str | Path, *, uri: bool = False, statement_s: float = STATEMENT_S, check: bool = True,
-            **kwargs: Any) -> sqlite3.Connection:
+def open_db(
+    target: str | Path, *, uri: bool = False, statement_s: float = STATEMENT_S, check: bool = True, **kwargs: Any
+) -> sqlite3.Connection:
     """The one way reme opens SQLite (see the module docstring). ``check``: refuse a database holding
     objects reme's schema does not make (ForeignSchema); off only for a database being created."""
-    conn = sqlite3.connect(target, uri=uri, factory=lambda *a, **k: GuardedConnection(*a, statement_s=statement_s, **k),
-                           **kwargs)
+    conn = sqlite3.connect(
+        target, uri=uri, factory=lambda *a, **k: GuardedConnection(*a, statement_s=statement_s, **k), **kwargs
+    )
     try:
         conn.execute("PRAGMA trusted_schema=OFF")  # no SQL function or virtual table runs from the schema
         if hasattr(conn, "setconfig") and hasattr(sqlite3, "SQLITE_DBCONFIG_DEFENSIVE"):  # Python 3.12+
@@ -108,8 +111,9 @@ def open_db(target: str | Path, *, uri: bool = False, statement_s: float = STATE
         if check:
             foreign = foreign_objects(conn)
             if foreign:
-                raise ForeignSchema(f"the index database holds objects reme never makes ({', '.join(foreign[:5])}); "
-                                    "it is not used")
+                raise ForeignSchema(
+                    f"the index database holds objects reme never makes ({', '.join(foreign[:5])}); it is not used"
+                )
     except BaseException:
         conn.close()
         raise
@@ -138,8 +142,11 @@ def foreign_objects(conn: sqlite3.Connection) -> list[str]:
     sqlite_master parses, never runs, them. A missing object is not foreign (an empty file, an
     older database: the version check and the schema creation handle those)."""
     expected = expected_objects()
-    return [f"{kind} {name}" for kind, name in conn.execute("SELECT type, name FROM sqlite_master ORDER BY name")
-            if (kind, name) not in expected]
+    return [
+        f"{kind} {name}"
+        for kind, name in conn.execute("SELECT type, name FROM sqlite_master ORDER BY name")
+        if (kind, name) not in expected
+    ]
 
 
 def is_damage(exc: BaseException) -> bool:
@@ -193,8 +200,11 @@ def connect(metadata: Path) -> tuple[sqlite3.Connection, str]:
             foreign = foreign_objects(conn)
             if foreign:  # checked before any query touches a table: a view named `files` may never end
                 conn.close()
-                index_log(metadata, f"index database holds objects reme never makes ({', '.join(foreign[:5])}): "
-                                    "not used; rebuilding the index from the files")
+                index_log(
+                    metadata,
+                    f"index database holds objects reme never makes ({', '.join(foreign[:5])}): "
+                    "not used; rebuilding the index from the files",
+                )
                 remove_db_files(metadata)
                 continue
             _configure(conn)
@@ -226,8 +236,14 @@ def reader(metadata: Path, mode: str) -> sqlite3.Connection:
     """A read-only connection of a background thread's own (``mode`` "ro": a read-only filesystem)."""
     uri = (metadata / DB_NAME).resolve().as_uri()  # percent-escapes '?', '#', '%' in the path
     flags = "mode=ro&immutable=1" if mode == "ro" else "mode=ro"
-    conn = open_db(f"{uri}?{flags}", uri=True, statement_s=READER_STATEMENT_S, timeout=10.0, isolation_level=None,
-                   check_same_thread=False)
+    conn = open_db(
+        f"{uri}?{flags}",
+        uri=True,
+        statement_s=READER_STATEMENT_S,
+        timeout=10.0,
+        isolation_level=None,
+        check_same_thread=False,
+    )
     conn.execute("PRAGMA busy_timeout=10000")
     return conn
 
@@ -277,8 +293,12 @@ def _fallback(metadata: Path) -> tuple[sqlite3.Connection, str]:
     path = metadata / DB_NAME
     if path.exists():
         try:
-            conn = open_db(f"{path.resolve().as_uri()}?mode=ro&immutable=1", uri=True, check_same_thread=False,
-                           isolation_level=None)
+            conn = open_db(
+                f"{path.resolve().as_uri()}?mode=ro&immutable=1",
+                uri=True,
+                check_same_thread=False,
+                isolation_level=None,
+            )
             if _schema_version(conn) == SCHEMA_VERSION:
                 log.warning("workspace is read-only: serving the existing index without syncing")
                 return conn, "ro"
@@ -291,8 +311,15 @@ def _fallback(metadata: Path) -> tuple[sqlite3.Connection, str]:
     return conn, "memory"
 
 
-def rows_in(conn: sqlite3.Connection, sql: str, values: Sequence[Any], *, before: Sequence[Any] = (),
-            after: Sequence[Any] = (), size: int = 500) -> Iterator[tuple]:
+def rows_in(
+    conn: sqlite3.Connection,
+    sql: str,
+    values: Sequence[Any],
+    *,
+    before: Sequence[Any] = (),
+    after: Sequence[Any] = (),
+    size: int = 500,
+) -> Iterator[tuple]:
     """The rows of ``sql`` for every value, asked ``size`` values at a time (SQLite's bound-parameter
     limit): ``{marks}`` in ``sql`` stands for one part's placeholders, ``before``/``after`` for the
     parameters around them."""
@@ -307,7 +334,9 @@ def get_meta(conn: sqlite3.Connection, key: str, default: str | None = None) -> 
 
 
 def set_meta(conn: sqlite3.Connection, key: str, value: str) -> None:
-    conn.execute("INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value", (key, value))
+    conn.execute(
+        "INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value=excluded.value", (key, value)
+    )
 
 
 def generation(conn: sqlite3.Connection) -> int:

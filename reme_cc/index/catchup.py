@@ -17,7 +17,8 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
 
 from ..errors import ReMeError
 from ..workspace import Workspace, atomic_write
@@ -29,9 +30,9 @@ if TYPE_CHECKING:  # pragma: no cover
 
 LOCK = "embed.lock"
 PROGRESS = "embed-progress.json"
-SPAWN_GAP_S = 5.0      # a worker this process started is still importing: do not start another
-IDLE_GRACE_S = 10.0    # the worker waits this long for new chunks before it exits
-CHECK_EVERY_S = 30.0   # a server re-checks the backlog this often (a killed worker is replaced)
+SPAWN_GAP_S = 5.0  # a worker this process started is still importing: do not start another
+IDLE_GRACE_S = 10.0  # the worker waits this long for new chunks before it exits
+CHECK_EVERY_S = 30.0  # a server re-checks the backlog this often (a killed worker is replaced)
 FAILURE_BACKOFF_S = 600.0  # after a worker failed, the next one starts no sooner than this
 _spawned: dict[str, float] = {}
 
@@ -55,7 +56,7 @@ def worker_running(metadata: Path) -> bool:
         return True  # cannot even open the lock file: nothing we could start would do better
 
 
-def ensure_worker(ws: Workspace, config: "Config") -> int | None:
+def ensure_worker(ws: Workspace, config: Config) -> int | None:
     """Start the workspace's embedding worker unless one runs (or was just started). Returns its pid.
     It embeds with this process's embedding settings (which may not come from the environment)."""
     key = str(ws.metadata)
@@ -71,9 +72,11 @@ def ensure_worker(ws: Workspace, config: "Config") -> int | None:
     # this process already runs in reme's environment: the same interpreter runs the worker
     argv = module_argv(sys.executable, "reme_cc", "--workspace", str(ws.root), "embed", "--worker")
     try:
-        pid = spawn_detached(argv, ws.logs / "embed-worker.log",
-                             env={"REME_WORKSPACE": str(ws.root), **ONE_THREAD_ENV, **_embedding_env(config),
-                                  **_metadata_env(ws)})
+        pid = spawn_detached(
+            argv,
+            ws.logs / "embed-worker.log",
+            env={"REME_WORKSPACE": str(ws.root), **ONE_THREAD_ENV, **_embedding_env(config), **_metadata_env(ws)},
+        )
     except OSError as exc:
         index_log(ws.metadata, f"cannot start the embedding worker ({exc}); `reme-cc embed` embeds in the foreground")
         return None
@@ -89,7 +92,7 @@ def _metadata_env(ws: Workspace) -> dict[str, str]:
     return {METADATA_ENV: str(ws.metadata)} if ws.metadata != ws.root / "metadata" else {METADATA_ENV: ""}
 
 
-def _embedding_env(config: "Config") -> dict[str, str]:
+def _embedding_env(config: Config) -> dict[str, str]:
     keys = ("embedding", "embedding_model", "embedding_base_url", "embedding_api_key")
     return {f"REME_{k.upper()}": str(getattr(config, k)) for k in keys if getattr(config, k, None) not in (None, "")}
 
@@ -108,7 +111,7 @@ def _write_progress(metadata: Path, info: dict[str, Any]) -> None:
         pass
 
 
-def coverage(index: "Index") -> dict[str, Any]:
+def coverage(index: Index) -> dict[str, Any]:
     """Chunks with a vector, the backlog and an estimate of the time left (for `status`)."""
     embedded, total = index.vector_coverage()
     backlog = total - embedded
@@ -116,7 +119,10 @@ def coverage(index: "Index") -> dict[str, Any]:
     rate = float(prog.get("rate") or 0.0)
     running = worker_running(index.metadata) if index.mode == "rw" else False
     out: dict[str, Any] = {
-        "embedded": embedded, "total": total, "backlog": backlog, "error": prog.get("error"),
+        "embedded": embedded,
+        "total": total,
+        "backlog": backlog,
+        "error": prog.get("error"),
         "percent": round(100.0 * embedded / total, 1) if total else 100.0,
         "worker": {"running": running, "pid": prog.get("pid") if running else None},
         "rate_chunks_per_s": round(rate, 2) if rate else None,
@@ -135,8 +141,11 @@ def describe(cov: dict[str, Any]) -> str:
         if cov.get("eta_s"):
             line += f", about {_duration(cov['eta_s'])} at {cov['rate_chunks_per_s']:g} chunks/s"
         w = cov.get("worker") or {}
-        line += f" (worker pid {w['pid']})" if w.get("running") and w.get("pid") else (
-            " (embedding)" if w.get("running") else " (no worker running: `reme-cc embed`)")
+        line += (
+            f" (worker pid {w['pid']})"
+            if w.get("running") and w.get("pid")
+            else (" (embedding)" if w.get("running") else " (no worker running: `reme-cc embed`)")
+        )
     if cov.get("error"):
         line += f"; the last worker failed: {cov['error']}"
     return line
@@ -151,7 +160,7 @@ def _duration(seconds: float) -> str:
     return f"{s // 3600} h {round((s % 3600) / 60)} min"
 
 
-def run(index: "Index", *, worker: bool, progress: Callable[[int, int], None] | None = None) -> int:
+def run(index: Index, *, worker: bool, progress: Callable[[int, int], None] | None = None) -> int:
     """Embed the whole backlog while holding the embed lock; returns chunks embedded.
 
     ``worker``: the detached worker (lowest priority, exits after IDLE_GRACE_S without new chunks;
@@ -182,12 +191,21 @@ def run(index: "Index", *, worker: bool, progress: Callable[[int, int], None] | 
     try:
         idle_since = None
         while True:
+
             def report(n: int) -> None:
                 nonlocal done
                 done += n
                 rate = done / max(time.monotonic() - started, 1e-3)
-                _write_progress(metadata, {"pid": os.getpid(), "rate": rate, "done": done,
-                                           "updated": time.time(), "started": time.time() - (time.monotonic() - started)})
+                _write_progress(
+                    metadata,
+                    {
+                        "pid": os.getpid(),
+                        "rate": rate,
+                        "done": done,
+                        "updated": time.time(),
+                        "started": time.time() - (time.monotonic() - started),
+                    },
+                )
                 if progress:
                     embedded, total = index.vector_coverage()
                     progress(embedded, total)
@@ -204,8 +222,9 @@ def run(index: "Index", *, worker: bool, progress: Callable[[int, int], None] | 
                 break
             time.sleep(1.0)
         if done:  # before the lock goes: whoever sees the worker gone sees its line
-            index_log(metadata, f"embedded {done} chunks in {worked:.0f} s"
-                      + (" (background worker)" if worker else ""))
+            index_log(
+                metadata, f"embedded {done} chunks in {worked:.0f} s" + (" (background worker)" if worker else "")
+            )
     finally:
         held.release()
     return done
@@ -213,9 +232,11 @@ def run(index: "Index", *, worker: bool, progress: Callable[[int, int], None] | 
 
 def register_cli(subparsers: Any) -> None:
     p = subparsers.add_parser(
-        "embed", help="Embed every chunk that has no vector yet, in the foreground, with a progress bar.",
+        "embed",
+        help="Embed every chunk that has no vector yet, in the foreground, with a progress bar.",
         description="Embed the backlog now (the background worker does the same at low priority). "
-        "Waits for a running worker and follows its progress.")
+        "Waits for a running worker and follows its progress.",
+    )
     p.add_argument("--worker", action="store_true", help="internal: the detached low-priority worker")
     p.set_defaults(func=_cmd_embed)
 
@@ -250,8 +271,11 @@ def _cmd_embed(args: Any) -> int:
         if bar:
             bar.finish()
         cov = coverage(index)
-        print(json.dumps({**cov, "embedded_now": n}) if getattr(args, "json", False)
-              else describe(cov) + f" ({n} embedded now)")
+        print(
+            json.dumps({**cov, "embedded_now": n})
+            if getattr(args, "json", False)
+            else describe(cov) + f" ({n} embedded now)"
+        )
         return 0
     finally:
         index.close()

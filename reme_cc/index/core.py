@@ -19,7 +19,8 @@ import os
 import resource
 import sqlite3
 import threading
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from ..config import Config
 from ..errors import InvalidInputError, ReMeError
@@ -31,22 +32,31 @@ from .database import Database
 from .graph import LinkGraph, neighbors
 from .idle import Residency
 from .keyword_half import KeywordHalf
-from .records import (FileRecord, Graph, GraphEdge, GraphNode, Hit, LinkRecord, Neighbor, NodeHit, Recall,
-                      SearchResponse)
+from .records import FileRecord, Graph, GraphEdge, GraphNode, Hit, LinkRecord, Neighbor, NodeHit, Recall, SearchResponse
 from .sync import CONFLICT_KEY, HARD_LINK_KEY, SyncReport
 from .vector_half import VectorHalf
 from .writer import CatalogWriter
 
 __all__ = [
-    "Index", "SyncReport", "FileRecord", "LinkRecord", "Neighbor", "Hit", "SearchResponse", "Recall", "NodeHit",
-    "Graph", "GraphNode", "GraphEdge",
+    "Index",
+    "SyncReport",
+    "FileRecord",
+    "LinkRecord",
+    "Neighbor",
+    "Hit",
+    "SearchResponse",
+    "Recall",
+    "NodeHit",
+    "Graph",
+    "GraphNode",
+    "GraphEdge",
 ]
 
 
-
 class Index:
-    def __init__(self, ws: Workspace, config: Config, *, background_embedding: bool = True,
-                 budget: Budget | None = None):
+    def __init__(
+        self, ws: Workspace, config: Config, *, background_embedding: bool = True, budget: Budget | None = None
+    ):
         """``budget``: a repository's team memory -- what is indexed is bounded (budget.py) and every
         write but a handful of files runs in the background, so its content never holds a query.
         ``background_embedding=False``: new chunks wait for ``embed_pending`` (benchmarks, tests)."""
@@ -135,8 +145,9 @@ class Index:
         (metadata/embed.lock). Returns how many chunks were embedded."""
         return self.vectors.embed_pending(limit, stop)
 
-    def embed_backlog(self, report: Callable[[int], None] | None = None, limit: int | None = None,
-                      stop: threading.Event | None = None) -> int:
+    def embed_backlog(
+        self, report: Callable[[int], None] | None = None, limit: int | None = None, stop: threading.Event | None = None
+    ) -> int:
         """The embedding loop (the caller holds the embed lock); see VectorHalf.embed_backlog."""
         return self.vectors.embed_backlog(report, limit, stop)
 
@@ -179,16 +190,32 @@ class Index:
         trim_heap()
 
     # ---- queries -----------------------------------------------------------------------------------
-    def search(self, query: str, limit: int = 5, min_score: float = 0.0, start_date: str | None = None,
-               end_date: str | None = None, folder: str | None = None, *,
-               tier_of: Callable[[Any], int | None] | None = None) -> SearchResponse:
+    def search(
+        self,
+        query: str,
+        limit: int = 5,
+        min_score: float = 0.0,
+        start_date: str | None = None,
+        end_date: str | None = None,
+        folder: str | None = None,
+        *,
+        tier_of: Callable[[Any], int | None] | None = None,
+    ) -> SearchResponse:
         from .search import run_search
 
         return run_search(self, query, limit, min_score, start_date, end_date, folder=folder, tier_of=tier_of)
 
-    def recall(self, query: str, k: int, start: str | None = None, end: str | None = None,
-               modes: tuple[str, ...] = ("vector", "keyword"), folder: str | None = None,
-               notes: bool = False, rare: int = 0) -> Recall:
+    def recall(
+        self,
+        query: str,
+        k: int,
+        start: str | None = None,
+        end: str | None = None,
+        modes: tuple[str, ...] = ("vector", "keyword"),
+        folder: str | None = None,
+        notes: bool = False,
+        rare: int = 0,
+    ) -> Recall:
         """Both recall halves for one query (see recall.py)."""
         from .recall import recall
 
@@ -207,6 +234,7 @@ class Index:
     def load_hits(self, ranked: list[tuple[int, tuple[float, float, float]]], expand: bool = True) -> list[Hit]:
         """Hits for (chunk id, (score, vector part, keyword part)) in this order; chunks removed by a
         concurrent writer since recall are skipped."""
+
         def load(conn: sqlite3.Connection) -> list[Hit]:
             rows = tiers.chunk_rows(conn, [cid for cid, _ in ranked])  # every hit's row in one query
             hits = []
@@ -231,8 +259,9 @@ class Index:
         self.maybe_sync()
         return self.db.run(lambda conn: traverse(conn, seeds, depth, direction))
 
-    def node_search(self, query: str, limit: int = 20, *,
-                    tier_of: Callable[[Any], int | None] | None = None) -> list[NodeHit]:
+    def node_search(
+        self, query: str, limit: int = 20, *, tier_of: Callable[[Any], int | None] | None = None
+    ) -> list[NodeHit]:
         """Digest nodes matching ``query``; ``tier_of`` orders them by their project (see tiers.py)."""
         if not isinstance(query, str) or not query.strip():
             raise InvalidInputError("node_search: query is empty; give a name or a few words")
@@ -248,8 +277,15 @@ class Index:
             out = []
             for path, score in found:
                 rec = catalog.file_record(conn, path)
-                out.append(NodeHit(path, rec.name if rec else None, rec.description if rec else None, round(score, 4),
-                                   projects.get(path)))
+                out.append(
+                    NodeHit(
+                        path,
+                        rec.name if rec else None,
+                        rec.description if rec else None,
+                        round(score, 4),
+                        projects.get(path),
+                    )
+                )
             return out
 
         return self.db.run(q)
@@ -279,10 +315,16 @@ class Index:
         self.maybe_sync()
 
         def q(conn: sqlite3.Connection) -> dict[str, Any]:
-            one = lambda sql, *a: conn.execute(sql, a).fetchone()[0]  # noqa: E731
-            unindexed = lambda key: [r[0] for r in conn.execute(  # noqa: E731  (files kept out of search, and why)
-                "SELECT path FROM files WHERE indexed=0 AND json_valid(extra) AND "
-                f"json_type(extra, '$.{key}') IS NOT NULL ORDER BY path")]
+            def one(sql: str, *a: Any) -> Any:
+                return conn.execute(sql, a).fetchone()[0]
+
+            def unindexed(key: str) -> list[str]:  # files kept out of search, and why
+                sql = (
+                    "SELECT path FROM files WHERE indexed=0 AND json_valid(extra) AND "
+                    f"json_type(extra, '$.{key}') IS NOT NULL ORDER BY path"
+                )
+                return [r[0] for r in conn.execute(sql)]
+
             size = sum(f.stat().st_size for f in self.metadata.glob("index.sqlite*") if f.is_file())
             vec_size = sum(f.stat().st_size for f in self.metadata.glob("vectors-*") if f.is_file())
             return {
@@ -311,8 +353,12 @@ class Index:
         out = self.db.run(q)
         if self.model_id:
             cov = catchup.coverage(self)
-            out.update(embedded_chunks=cov["embedded"], embedding_backlog=cov["backlog"], embedding=cov,
-                       embedding_summary=catchup.describe(cov))
+            out.update(
+                embedded_chunks=cov["embedded"],
+                embedding_backlog=cov["backlog"],
+                embedding=cov,
+                embedding_summary=catchup.describe(cov),
+            )
         else:
             out.update(embedded_chunks=0, embedding_backlog=0)
         return out

@@ -7,7 +7,8 @@ import contextlib
 import sqlite3
 import threading
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
+from collections.abc import Callable, Iterator
 
 from ..errors import ReMeError
 from . import catalog
@@ -56,8 +57,10 @@ class Database:
                 yield self.conn
             except sqlite3.DatabaseError as exc:
                 if "interrupted" in str(exc):  # catalog.open_db's deadline
-                    raise ReMeError(f"an index query ran longer than {catalog.STATEMENT_S:.0f} s and was stopped; "
-                                    "run `reme-cc reindex` if it happens again") from None
+                    raise ReMeError(
+                        f"an index query ran longer than {catalog.STATEMENT_S:.0f} s and was stopped; "
+                        "run `reme-cc reindex` if it happens again"
+                    ) from None
                 if not catalog.is_damage(exc) or self.mode != "rw":
                     raise ReMeError(f"index database error: {exc}; run `reme-cc reindex`") from None
                 self.rebuild(str(exc))

@@ -22,7 +22,7 @@ import tempfile
 import zlib
 from collections.abc import Mapping
 from pathlib import Path
-from typing import Iterator
+from collections.abc import Iterator
 
 MAGIC = b"REMEJB01"
 _HEAD = struct.Struct("<8sIQI")
@@ -38,7 +38,7 @@ class SharedFreq(Mapping):
         self.total = total
         self._count = count
         self._mask = nslots - 1
-        self._slots = memoryview(self._mm)[_HEAD.size:_HEAD.size + 4 * nslots].cast("I")
+        self._slots = memoryview(self._mm)[_HEAD.size : _HEAD.size + 4 * nslots].cast("I")
         self._base = _HEAD.size + 4 * nslots
 
     def _find(self, key: str) -> int:
@@ -52,8 +52,8 @@ class SharedFreq(Mapping):
             if not off:
                 return -1
             pos = self._base + off - 1
-            if mm[pos] | (mm[pos + 1] << 8) == n and mm[pos + 2:pos + 2 + n] == b:
-                return int.from_bytes(mm[pos + 2 + n:pos + 6 + n], "little")
+            if mm[pos] | (mm[pos + 1] << 8) == n and mm[pos + 2 : pos + 2 + n] == b:
+                return int.from_bytes(mm[pos + 2 + n : pos + 6 + n], "little")
             h = (h + 1) & mask
 
     def __contains__(self, key: object) -> bool:

@@ -6,7 +6,8 @@ from __future__ import annotations
 import sqlite3
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
 
 from ..errors import InvalidInputError, NotFoundError
 from . import catalog
@@ -20,17 +21,22 @@ EXPANSION_CAP = 10
 
 
 def _names(conn: sqlite3.Connection, paths: list[str]) -> dict[str, tuple[str | None, str | None]]:
-    return {p: (n, d) for p, n, d in rows_in(conn, "SELECT path, name, description FROM files WHERE path IN ({marks})", paths)}
+    return {
+        p: (n, d)
+        for p, n, d in rows_in(conn, "SELECT path, name, description FROM files WHERE path IN ({marks})", paths)
+    }
 
 
 Expansion = tuple[list["Neighbor"], int, list["Neighbor"], int]
 _NO_NAME = (None, None)
 # A link as file rowids (a dangling target as its text): a build creates next to no Python strings
 # besides the ones it keeps (they were 3 per link, and pinned ~20 MB of the heap at 25k links)
-_LINKS = ("SELECT s.rowid, t.rowid, CASE WHEN t.rowid IS NULL THEN COALESCE(NULLIF(l.resolved_path, ''), l.target) END, "
-          "l.resolved_path IS NOT NULL, l.predicate, l.resolved_path IS NOT NULL AND l.resolved_path != l.source "
-          "FROM links l JOIN files s ON s.path = l.source "
-          "LEFT JOIN files t ON t.path = COALESCE(NULLIF(l.resolved_path, ''), l.target)")
+_LINKS = (
+    "SELECT s.rowid, t.rowid, CASE WHEN t.rowid IS NULL THEN COALESCE(NULLIF(l.resolved_path, ''), l.target) END, "
+    "l.resolved_path IS NOT NULL, l.predicate, l.resolved_path IS NOT NULL AND l.resolved_path != l.source "
+    "FROM links l JOIN files s ON s.path = l.source "
+    "LEFT JOIN files t ON t.path = COALESCE(NULLIF(l.resolved_path, ''), l.target)"
+)
 _ORDER = " ORDER BY l.source, l.line, l.rowid"
 
 
@@ -44,7 +50,7 @@ class Adjacency:
         self.inn: dict[Any, Any] = {}  # resolved target -> {source: predicate}, then its Neighbors
 
     @classmethod
-    def of(cls, conn: sqlite3.Connection, paths: list[str] | None = None) -> "Adjacency":
+    def of(cls, conn: sqlite3.Connection, paths: list[str] | None = None) -> Adjacency:
         """The links of ``paths`` (both directions), or every link (one scan of the table), read in one
         snapshot (a file removed between the queries would leave a rowid without its path)."""
         adj = cls()
@@ -56,7 +62,9 @@ class Adjacency:
                 adj._add(conn.execute(_LINKS + _ORDER), out=True, inn=True)
             else:  # a path's links all come in one part, in order
                 adj._add(rows_in(conn, _LINKS + " WHERE l.source IN ({marks})" + _ORDER, paths), out=True, inn=False)
-                adj._add(rows_in(conn, _LINKS + " WHERE l.resolved_path IN ({marks})" + _ORDER, paths), out=False, inn=True)
+                adj._add(
+                    rows_in(conn, _LINKS + " WHERE l.resolved_path IN ({marks})" + _ORDER, paths), out=False, inn=True
+                )
             adj._freeze(conn)
         finally:
             if own:
@@ -85,8 +93,12 @@ class Adjacency:
         ids = set(self.out) | set(self.inn)
         ids.update(k for d in self.out.values() for k in d if isinstance(k, int))
         ids.update(k for d in self.inn.values() for k in d)
-        files = {rowid: (path, name, description) for rowid, path, name, description in rows_in(
-            conn, "SELECT rowid, path, name, description FROM files WHERE rowid IN ({marks})", sorted(ids))}
+        files = {
+            rowid: (path, name, description)
+            for rowid, path, name, description in rows_in(
+                conn, "SELECT rowid, path, name, description FROM files WHERE rowid IN ({marks})", sorted(ids)
+            )
+        }
         made: dict[tuple[Any, str | None, bool], Neighbor] = {}
 
         def neighbor(key: Any, predicate: str | None, resolved: bool) -> Neighbor:
@@ -96,7 +108,9 @@ class Adjacency:
                 got = made[(key, predicate, resolved)] = Neighbor(path, name, description, predicate, resolved)
             return got
 
-        self.out = {files[s][0]: tuple(neighbor(k, pred, res) for k, (pred, res) in d.items()) for s, d in self.out.items()}
+        self.out = {
+            files[s][0]: tuple(neighbor(k, pred, res) for k, (pred, res) in d.items()) for s, d in self.out.items()
+        }
         self.inn = {files[t][0]: tuple(neighbor(k, pred, True) for k, pred in d.items()) for t, d in self.inn.items()}
 
     def expansion(self, path: str, cap: int = EXPANSION_CAP) -> Expansion:
@@ -229,7 +243,7 @@ class LinkGraph:
         stop_thread(self._stop, self._thread)
 
 
-def traverse(conn: sqlite3.Connection, seeds: list[str], depth: int, direction: str) -> "Graph":
+def traverse(conn: sqlite3.Connection, seeds: list[str], depth: int, direction: str) -> Graph:
     """Breadth-first over resolved wikilinks from ``seeds`` up to ``depth`` hops."""
     from ..notes.wikilinks import build_stems, resolve_target
     from .records import Graph, GraphEdge, GraphNode
@@ -246,7 +260,9 @@ def traverse(conn: sqlite3.Connection, seeds: list[str], depth: int, direction: 
         res = resolve_target(raw.strip(), known, build_stems(known)) if raw.strip() not in known else None
         path = raw.strip() if res is None else res.path
         if path is None:
-            hint = " (the short name matches several files; give the full path)" if res and res.how == "ambiguous" else ""
+            hint = (
+                " (the short name matches several files; give the full path)" if res and res.how == "ambiguous" else ""
+            )
             raise NotFoundError(f"traverse: {raw!r} is not in the workspace{hint}; use list or search to find the path")
         start.append(path)
     depth_of: dict[str, int] = {p: 0 for p in start}
@@ -258,11 +274,13 @@ def traverse(conn: sqlite3.Connection, seeds: list[str], depth: int, direction: 
             rows = []
             if direction in ("out", "both"):
                 rows += conn.execute(
-                    "SELECT source, target, resolved_path, predicate, anchor, alias, line FROM links WHERE source=?", (path,)
+                    "SELECT source, target, resolved_path, predicate, anchor, alias, line FROM links WHERE source=?",
+                    (path,),
                 ).fetchall()
             if direction in ("in", "both"):
                 rows += conn.execute(
-                    "SELECT source, target, resolved_path, predicate, anchor, alias, line FROM links WHERE resolved_path=?", (path,)
+                    "SELECT source, target, resolved_path, predicate, anchor, alias, line FROM links WHERE resolved_path=?",
+                    (path,),
                 ).fetchall()
             for source, target, resolved, predicate, anchor, alias, line in rows:
                 dst = resolved or target
@@ -281,7 +299,7 @@ def traverse(conn: sqlite3.Connection, seeds: list[str], depth: int, direction: 
     return Graph(nodes, sorted(edges.values(), key=lambda e: (e.source, e.line, e.target)))
 
 
-def inbound_links(conn: sqlite3.Connection, target: str, prefix: bool = False) -> list["LinkRecord"]:
+def inbound_links(conn: sqlite3.Connection, target: str, prefix: bool = False) -> list[LinkRecord]:
     """Links resolving to ``target`` (or, with prefix=True, to anything under the folder ``target/``),
     plus dangling links written literally as that path."""
     from .keyword import like_prefix
@@ -290,19 +308,22 @@ def inbound_links(conn: sqlite3.Connection, target: str, prefix: bool = False) -
         pat = like_prefix(target)
         rows = conn.execute(
             "SELECT * FROM links WHERE resolved_path LIKE ? ESCAPE '\\' OR (resolved_path IS NULL AND target LIKE ? ESCAPE '\\') "
-            "ORDER BY source, line", (pat, pat)).fetchall()
+            "ORDER BY source, line",
+            (pat, pat),
+        ).fetchall()
     else:
         rows = conn.execute(
             "SELECT * FROM links WHERE resolved_path = ? OR (resolved_path IS NULL AND target = ?) ORDER BY source, line",
-            (target, target)).fetchall()
+            (target, target),
+        ).fetchall()
     return [_link(r) for r in rows]
 
 
-def outbound_links(conn: sqlite3.Connection, source: str) -> list["LinkRecord"]:
+def outbound_links(conn: sqlite3.Connection, source: str) -> list[LinkRecord]:
     return [_link(r) for r in conn.execute("SELECT * FROM links WHERE source = ? ORDER BY line", (source,))]
 
 
-def _link(r: tuple) -> "LinkRecord":
+def _link(r: tuple) -> LinkRecord:
     from .records import LinkRecord
 
     return LinkRecord(r[0], r[1], r[2], r[3], r[4], bool(r[5]), r[6], r[7] or 0, r[8] or "")

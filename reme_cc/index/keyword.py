@@ -125,7 +125,11 @@ def like_prefix(folder: str) -> str:
 
 
 def search_chunks(
-    conn: sqlite3.Connection, query: str, k: int, start_date: str | None = None, end_date: str | None = None,
+    conn: sqlite3.Connection,
+    query: str,
+    k: int,
+    start_date: str | None = None,
+    end_date: str | None = None,
     path_like: str | None = None,
 ) -> list[tuple[int, float]]:
     """Top-k (chunk id, bm25 score; higher is better) for ``query``, optionally within a date range
@@ -156,8 +160,13 @@ def rare_terms(conn: sqlite3.Connection, query: str, max_df: int) -> list[frozen
     terms cost next to nothing."""
     out: list[frozenset[int]] = []
     for term in query_terms(query):
-        ids = [r[0] for r in conn.execute(
-            "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?", ('"' + term.replace('"', '""') + '"', max_df + 1))]
+        ids = [
+            r[0]
+            for r in conn.execute(
+                "SELECT rowid FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT ?",
+                ('"' + term.replace('"', '""') + '"', max_df + 1),
+            )
+        ]
         if len(ids) <= max_df:
             out.append(frozenset(ids))
     return out

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import contextlib
 import sqlite3
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 from . import catalog, keyword, tiers
 from .bm25 import BM25Index, ChunkNotes, search_notes_fts
@@ -22,8 +23,15 @@ class KeywordHalf:
         self._chunk_count = (-1, 0)  # (generation, chunks)
         self._note_map: tuple[int, Any] = (-1, None)  # (generation, ChunkNotes)
 
-    def chunks(self, conn: sqlite3.Connection, query: str, k: int, start: str | None = None, end: str | None = None,
-               folder: str | None = None) -> Hits:
+    def chunks(
+        self,
+        conn: sqlite3.Connection,
+        query: str,
+        k: int,
+        start: str | None = None,
+        end: str | None = None,
+        folder: str | None = None,
+    ) -> Hits:
         """Top-k BM25 (chunk id, score). A folder filter (the dream's recall over digest/) is answered
         exactly by FTS5; else the in-memory index when it is ready."""
         if folder:
@@ -34,8 +42,9 @@ class KeywordHalf:
                 return hits
         return keyword.search_chunks(conn, query, k, start, end)
 
-    def notes(self, conn: sqlite3.Connection, query: str, k: int, start: str | None, end: str | None,
-              folder: str | None) -> list[tuple[str, float]]:
+    def notes(
+        self, conn: sqlite3.Connection, query: str, k: int, start: str | None, end: str | None, folder: str | None
+    ) -> list[tuple[str, float]]:
         """Top-k notes by whole-note BM25 (note path, score)."""
         if self.bm25 is not None:
             return self.bm25.search_notes(conn, query, k, start, end, folder)
@@ -43,6 +52,7 @@ class KeywordHalf:
 
     def note_share(self, ids: Any) -> float:
         """Share of notes with a chunk among ``ids`` (the chunks with a vector)."""
+
         def share(conn: sqlite3.Connection) -> float:
             got = self.bm25.note_share(conn, ids) if self.bm25 is not None else None
             if got is None:  # the in-memory keyword index is not in: the same share from SQL (~75 ms at 49k chunks)
@@ -57,6 +67,7 @@ class KeywordHalf:
     def chunk_paths(self, ids: list[int]) -> dict[int, str]:
         """{chunk id: file path}. A chunk's path never changes (a changed file gets new chunk ids), so the
         in-memory index answers for the live chunks it holds and the database for the rest."""
+
         def q(conn: sqlite3.Connection) -> dict[int, str]:
             known = self.bm25.paths(conn, ids) if self.bm25 is not None else {}
             missing = [cid for cid in ids if cid not in known]

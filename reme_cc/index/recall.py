@@ -13,9 +13,19 @@ from .records import Recall
 from .vector_half import VectorHalf
 
 
-def recall(db: Database, keywords: KeywordHalf, vectors: VectorHalf, query: str, k: int, start: str | None = None,
-           end: str | None = None, modes: tuple[str, ...] = ("vector", "keyword"), folder: str | None = None,
-           notes: bool = False, rare: int = 0) -> Recall:
+def recall(
+    db: Database,
+    keywords: KeywordHalf,
+    vectors: VectorHalf,
+    query: str,
+    k: int,
+    start: str | None = None,
+    end: str | None = None,
+    modes: tuple[str, ...] = ("vector", "keyword"),
+    folder: str | None = None,
+    notes: bool = False,
+    rare: int = 0,
+) -> Recall:
     """BM25 top-k in this thread while the query is embedded in another, then vector top-k (date range
     and folder applied to both); with ``notes`` also the top-k notes by whole-note BM25 (read in the
     same transaction as the chunks) and the candidates' notes; with ``rare`` the query terms in at
@@ -28,6 +38,7 @@ def recall(db: Database, keywords: KeywordHalf, vectors: VectorHalf, query: str,
     if store is not None:
         vectors.refresh()
         if store.count:
+
             def embed() -> None:
                 try:
                     qvec["v"] = vectors.embedder("query").query(query)

@@ -4,7 +4,8 @@ library only, so the layers above can name these shapes without loading the inde
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 
 @dataclass
@@ -23,14 +24,14 @@ class FileRecord:
 @dataclass
 class LinkRecord:
     source: str
-    target: str             # as written in the wikilink
+    target: str  # as written in the wikilink
     resolved_path: str | None  # workspace path it resolves to (None = dangling/ambiguous)
     anchor: str | None
     alias: str | None
     embed: bool
     predicate: str | None
     line: int
-    how: str                # exact | stem | ambiguous | missing
+    how: str  # exact | stem | ambiguous | missing
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +46,7 @@ class Neighbor:  # frozen: the in-memory link graph hands the same ones to every
 @dataclass
 class Hit:
     """One search hit, from the index to the tool's output (tools/search.py builds its model from these fields)."""
+
     path: str
     start_line: int
     end_line: int
@@ -70,6 +72,7 @@ class SearchResponse:
 class Recall:
     """What both recall halves found for one query (chunk id, raw score), best first, and what the
     fusion rule reads besides: everything fusion needs, so that it is a function of this alone."""
+
     keyword: list[tuple[int, float]] = field(default_factory=list)
     vector: list[tuple[int, float]] = field(default_factory=list)
     keyword_searched: bool = False  # the keyword half ran (it may have found nothing)

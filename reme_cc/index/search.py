@@ -49,6 +49,7 @@ class Fusion:
       a word in one card is no identifier of a note: it would count twice there). 0 = off.
     normalized: min-max normalized raw scores instead of ranks (for comparison only).
     """
+
     vector_weight: float = 0.5
     keyword_weight: float = 0.5
     coverage_aware: bool = True
@@ -73,8 +74,16 @@ def fusion_named(name: str) -> Fusion:
         raise InvalidInputError(f"search_fusion={name!r} is unknown; use one of {', '.join(FUSIONS)}") from None
 
 
-def rrf(vector: list[int], kw: list[int], k: int = RRF_K, *, weights: tuple[float, float] = (0.5, 0.5),
-        coverage: float = 1.0, embedded: Any = None, both: bool | None = None) -> dict[int, tuple[float, float, float]]:
+def rrf(
+    vector: list[int],
+    kw: list[int],
+    k: int = RRF_K,
+    *,
+    weights: tuple[float, float] = (0.5, 0.5),
+    coverage: float = 1.0,
+    embedded: Any = None,
+    both: bool | None = None,
+) -> dict[int, tuple[float, float, float]]:
     """{id: (score, vector part, keyword part)} from two rankings (best first, 1-based ranks).
     One ranking alone has weight 1. ``both``: whether both halves searched (default: both found
     something); a half that searched and found nothing keeps its weight, so a hit only one half found
@@ -95,8 +104,9 @@ def rrf(vector: list[int], kw: list[int], k: int = RRF_K, *, weights: tuple[floa
     return {cid: (v + w, v, w) for cid, (v, w) in out.items()}
 
 
-def normalized_fusion(vector: list[tuple[int, float]], kw: list[tuple[int, float]],
-                      weights: tuple[float, float] = (0.7, 0.3)) -> dict[int, tuple[float, float, float]]:
+def normalized_fusion(
+    vector: list[tuple[int, float]], kw: list[tuple[int, float]], weights: tuple[float, float] = (0.7, 0.3)
+) -> dict[int, tuple[float, float, float]]:
     """Min-max normalize each list's raw scores to [0, 1], then weight (1 for a single list)."""
     wv, wk = weights if vector and kw else (1.0, 1.0)
 
@@ -108,11 +118,13 @@ def normalized_fusion(vector: list[tuple[int, float]], kw: list[tuple[int, float
         return {cid: (1.0 if hi == lo else (s - lo) / (hi - lo)) for cid, s in pairs}
 
     nv, nk = norm(vector), norm(kw)
-    return {cid: (wv * nv.get(cid, 0.0) + wk * nk.get(cid, 0.0), wv * nv.get(cid, 0.0), wk * nk.get(cid, 0.0))
-            for cid in set(nv) | set(nk)}
+    return {
+        cid: (wv * nv.get(cid, 0.0) + wk * nk.get(cid, 0.0), wv * nv.get(cid, 0.0), wk * nk.get(cid, 0.0))
+        for cid in set(nv) | set(nk)
+    }
 
 
-def fuse(rec: "Recall", rule: Fusion) -> dict[int, tuple[float, float, float]]:
+def fuse(rec: Recall, rule: Fusion) -> dict[int, tuple[float, float, float]]:
     """{chunk id: (score, vector part, keyword part)}: the ranking ``rule`` makes of one recall, read
     from it alone (a new rule is a function of a Recall, with its own test on hand-made ones)."""
     vec = [c for c, _ in rec.vector]
@@ -120,8 +132,11 @@ def fuse(rec: "Recall", rule: Fusion) -> dict[int, tuple[float, float, float]]:
     if rule.normalized:
         return normalized_fusion(rec.vector, rec.keyword, (rule.vector_weight, rule.keyword_weight))
     weights = (rule.vector_weight, rule.keyword_weight)
-    aware = (dict(coverage=rec.coverage or 0.0, embedded=rec.embedded)
-             if rule.coverage_aware and rec.coverage is not None else {})
+    aware = (
+        dict(coverage=rec.coverage or 0.0, embedded=rec.embedded)
+        if rule.coverage_aware and rec.coverage is not None
+        else {}
+    )
     both = rec.coverage is not None and rec.keyword_searched  # both halves ran, whatever each found
     fused = rrf(vec, kw, weights=weights, both=both, **aware)
     rare = rec.rare_chunks(rule.rare) & set(kw[:RARE_TOP]) if rule.rare and kw and vec else set()
@@ -131,7 +146,9 @@ def fuse(rec: "Recall", rule: Fusion) -> dict[int, tuple[float, float, float]]:
         note_aware = {**aware, "embedded": _note_embedded(rec, paths)} if aware else {}
         if aware and rule.note_coverage and rec.note_coverage is not None:
             note_aware["coverage"] = rec.note_coverage  # note ranks among the notes with a vector
-        notes = rrf(_note_ranking(vec, paths), [p for p, _ in rec.notes or ()], weights=weights, both=both, **note_aware)
+        notes = rrf(
+            _note_ranking(vec, paths), [p for p, _ in rec.notes or ()], weights=weights, both=both, **note_aware
+        )
         # the same rule over notes, for a term rare in the workspace as a whole as well (a small
         # workspace: only terms in fewer chunks count)
         note_df = min(rule.rare, int(rec.chunks * RARE_SHARE)) if rare else 0
@@ -162,7 +179,7 @@ def _note_ranking(chunks: list[int], paths: dict[int, str]) -> list[str]:
     return list(seen)
 
 
-def _note_embedded(rec: "Recall", paths: dict[int, str]) -> Any:
+def _note_embedded(rec: Recall, paths: dict[int, str]) -> Any:
     """A note counts as embedded when any of its candidate chunks has a vector."""
     have = {p for cid, p in paths.items() if rec.embedded(cid)}
     return have.__contains__
@@ -177,7 +194,9 @@ def parse_date(value: str | None, what: str) -> str | None:
         raise InvalidInputError(f"{what} {value!r} is not a date; use YYYY-MM-DD, e.g. 2026-06-20") from None
 
 
-def validate(query: Any, limit: Any, min_score: Any, start_date: Any, end_date: Any) -> tuple[str, str | None, str | None]:
+def validate(
+    query: Any, limit: Any, min_score: Any, start_date: Any, end_date: Any
+) -> tuple[str, str | None, str | None]:
     if not isinstance(query, str) or not query.strip():
         raise InvalidInputError("search: query is empty; give a few words to look for")
     if isinstance(limit, bool) or not isinstance(limit, int) or not 1 <= limit <= MAX_LIMIT:
@@ -191,10 +210,20 @@ def validate(query: Any, limit: Any, min_score: Any, start_date: Any, end_date: 
     return query.strip(), start, end
 
 
-def run_search(index: "Index", query: str, limit: int = 5, min_score: float = 0.0,
-               start_date: str | None = None, end_date: str | None = None, *, fusion: str | Fusion | None = None,
-               expand: bool = True, modes: tuple[str, ...] = ("vector", "keyword"),
-               folder: str | None = None, tier_of: "TierOf | None" = None) -> SearchResponse:
+def run_search(
+    index: Index,
+    query: str,
+    limit: int = 5,
+    min_score: float = 0.0,
+    start_date: str | None = None,
+    end_date: str | None = None,
+    *,
+    fusion: str | Fusion | None = None,
+    expand: bool = True,
+    modes: tuple[str, ...] = ("vector", "keyword"),
+    folder: str | None = None,
+    tier_of: TierOf | None = None,
+) -> SearchResponse:
     """``tier_of`` (e.g. the project preference) reorders the fused candidates before the cut; see tiers.py."""
 
     query, start, end = validate(query, limit, min_score, start_date, end_date)

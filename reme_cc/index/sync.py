@@ -15,7 +15,8 @@ import re
 import sqlite3
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Mapping
+from typing import Any
+from collections.abc import Callable, Iterable, Iterator, Mapping
 
 from ..config import Config
 from ..notes.documents import DOCUMENT_EXTS, MAX_DOCUMENT_BYTES, prune_cache, text_view
@@ -159,7 +160,9 @@ class Prepared:
     description: str | None = None
     extra: str = "{}"
     date: str | None = None
-    chunks: list[tuple[int, int, str, str, str, str]] = field(default_factory=list)  # start,end,text,hash,headings,tokens
+    chunks: list[tuple[int, int, str, str, str, str]] = field(
+        default_factory=list
+    )  # start,end,text,hash,headings,tokens
     links: list[tuple[str, str | None, str | None, int, str | None, int]] = field(default_factory=list)
     node_tokens: str | None = None
     indexed: bool = True
@@ -230,10 +233,19 @@ def prepare(ws_root: Path, path: str, stat: tuple[int, int], config: Config, met
         if path.startswith("digest/"):
             node_text = " ".join(x for x in (out.name or "", out.description or "", re.sub(r"[/_.-]+", " ", path)) if x)
             out.node_tokens = keyword.tokenize(node_text)
-    out.extra = json.dumps({k: v for k, v in meta.items() if k not in ("name", "description")}, ensure_ascii=False, default=str)
+    out.extra = json.dumps(
+        {k: v for k, v in meta.items() if k not in ("name", "description")}, ensure_ascii=False, default=str
+    )
     out.date = file_date(path, meta, mtime_ns)
     out.chunks = [
-        (ch.start_line, ch.end_line, ch.text, ch.hash, json.dumps(list(ch.headings), ensure_ascii=False), keyword.tokenize(ch.text))
+        (
+            ch.start_line,
+            ch.end_line,
+            ch.text,
+            ch.hash,
+            json.dumps(list(ch.headings), ensure_ascii=False),
+            keyword.tokenize(ch.text),
+        )
         for ch in chunk_file(path, data, max_chars=config.chunk_chars)
     ]
     return out
@@ -294,8 +306,13 @@ def _pool_worker(polite: bool) -> None:
         lower_priority()
 
 
-def prepared_stream(ws_root: Path, items: list[tuple[str, tuple[int, int]]], config: Config,
-                    polite: bool = False, metadata: Path | None = None) -> Iterator[Prepared]:
+def prepared_stream(
+    ws_root: Path,
+    items: list[tuple[str, tuple[int, int]]],
+    config: Config,
+    polite: bool = False,
+    metadata: Path | None = None,
+) -> Iterator[Prepared]:
     """Prepare files in order; big batches use a process pool (jieba + mistletoe are CPU bound).
     ``polite`` (a server's background batch): half the cores, at the lowest priority.
 
@@ -357,9 +374,15 @@ def reresolve(conn: sqlite3.Connection, paths: set[str], stems: Mapping[str, lis
 
 
 def apply_changes(
-    conn: sqlite3.Connection, ws_root: Path, config: Config, todo: dict[str, tuple[int, int] | None],
-    all_paths: set[str], report: SyncReport, progress: Callable[[int, int], None] | None = None,
-    polite: bool = False, metadata: Path | None = None,
+    conn: sqlite3.Connection,
+    ws_root: Path,
+    config: Config,
+    todo: dict[str, tuple[int, int] | None],
+    all_paths: set[str],
+    report: SyncReport,
+    progress: Callable[[int, int], None] | None = None,
+    polite: bool = False,
+    metadata: Path | None = None,
 ) -> None:
     """Write ``todo`` ({path: stat, or None when deleted}) in transactions of BATCH files.
     The caller holds the writer lock. ``metadata``: the derived-state folder, when not ``ws_root/metadata``."""
@@ -427,5 +450,13 @@ def apply_changes(
             progress(done, total)
     if any(p.lower().endswith(DOCUMENT_EXTS) for p in todo):  # a document changed or went: its old text too
         is_doc = " OR ".join("lower(path) LIKE ?" for _ in DOCUMENT_EXTS)
-        prune_cache(metadata or ws_root / "metadata", {r[0] for r in conn.execute(
-            f"SELECT hash FROM files WHERE hash IS NOT NULL AND ({is_doc})", [f"%{ext}" for ext in DOCUMENT_EXTS])})
+        prune_cache(
+            metadata or ws_root / "metadata",
+            {
+                r[0]
+                for r in conn.execute(
+                    f"SELECT hash FROM files WHERE hash IS NOT NULL AND ({is_doc})",
+                    [f"%{ext}" for ext in DOCUMENT_EXTS],
+                )
+            },
+        )

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
+from collections.abc import Callable
 
 from .catalog import rows_in
 
@@ -32,23 +33,32 @@ def project_of(extra: str | None) -> Any:
 
 def file_projects(conn: sqlite3.Connection, paths: set[str]) -> dict[str, Any]:
     """{path: its frontmatter ``project`` value (None when it has none)}."""
-    return {path: project_of(extra)
-            for path, extra in rows_in(conn, "SELECT path, extra FROM files WHERE path IN ({marks})", sorted(paths))}
+    return {
+        path: project_of(extra)
+        for path, extra in rows_in(conn, "SELECT path, extra FROM files WHERE path IN ({marks})", sorted(paths))
+    }
 
 
 def chunk_rows(conn: sqlite3.Connection, ids: list[int]) -> dict[int, tuple[str, int, int, str, Any]]:
     """{chunk id: (path, start_line, end_line, text, its file's ``project``)} in one query per 500 ids."""
-    return {cid: (path, start, end, text, project_of(extra)) for cid, path, start, end, text, extra in rows_in(
-        conn, "SELECT c.id, c.path, c.start_line, c.end_line, c.text, f.extra FROM chunks c "
-        "LEFT JOIN files f ON f.path = c.path WHERE c.id IN ({marks})", ids)}
+    return {
+        cid: (path, start, end, text, project_of(extra))
+        for cid, path, start, end, text, extra in rows_in(
+            conn,
+            "SELECT c.id, c.path, c.start_line, c.end_line, c.text, f.extra FROM chunks c "
+            "LEFT JOIN files f ON f.path = c.path WHERE c.id IN ({marks})",
+            ids,
+        )
+    }
 
 
 def chunk_paths(conn: sqlite3.Connection, ids: list[int]) -> dict[int, str]:
     return dict(rows_in(conn, "SELECT id, path FROM chunks WHERE id IN ({marks})", ids))
 
 
-def order_by_tier(items: list[T], tier_of_item: Callable[[T], float | None],
-                  score_of: Callable[[T], float] | None = None) -> list[T]:
+def order_by_tier(
+    items: list[T], tier_of_item: Callable[[T], float | None], score_of: Callable[[T], float] | None = None
+) -> list[T]:
     """``items`` (best first) reordered by tier, stable within a tier; items whose tier is None dropped.
     With ``score_of``, the relevant band (>= RELEVANT_BAND x the best score) is ordered before the rest."""
     best = max((score_of(i) for i in items), default=0.0) if score_of else 0.0
@@ -62,8 +72,9 @@ def order_by_tier(items: list[T], tier_of_item: Callable[[T], float | None],
     return [t[3] for t in keyed]
 
 
-def tier_by_path(path_of: Callable[[T], str | None], projects: dict[str, Any], tier_of: TierOf
-                 ) -> Callable[[T], float | None]:
+def tier_by_path(
+    path_of: Callable[[T], str | None], projects: dict[str, Any], tier_of: TierOf
+) -> Callable[[T], float | None]:
     def tier(item: T) -> float | None:
         path = path_of(item)
         return tier_of(projects.get(path)) if path is not None else None

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import contextlib
 import threading
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from ..config import Config
 from ..errors import ReMeError
@@ -21,8 +22,7 @@ VECTOR_LOG_KEEP = 20000  # rows of vector_log kept (announcements of new vectors
 
 
 class VectorHalf:
-    def __init__(self, db: Database, ws: Workspace, config: Config, stop: threading.Event, *,
-                 background: bool = True):
+    def __init__(self, db: Database, ws: Workspace, config: Config, stop: threading.Event, *, background: bool = True):
         self.db = db
         self.ws = ws
         self.config = config
@@ -133,13 +133,14 @@ class VectorHalf:
         from filelock import Timeout
 
         try:
-            with (NoLock() if self.db.mode == "memory" else catchup.lock(self.db.metadata)):
+            with NoLock() if self.db.mode == "memory" else catchup.lock(self.db.metadata):
                 return self.embed_backlog(limit=limit, stop=stop)
         except Timeout:
             return 0  # another process is embedding; its vectors reach us through vector_log
 
-    def embed_backlog(self, report: Callable[[int], None] | None = None, limit: int | None = None,
-                      stop: threading.Event | None = None) -> int:
+    def embed_backlog(
+        self, report: Callable[[int], None] | None = None, limit: int | None = None, stop: threading.Event | None = None
+    ) -> int:
         """The embedding loop (the caller holds the embed lock): batches of EMBED_BATCH chunk texts,
         each one transaction that stores the vectors and announces them in vector_log."""
         if not self.model_id or self.db.mode == "ro":
@@ -150,7 +151,7 @@ class VectorHalf:
         done = 0
         try:
             while (limit is None or done < limit) and not (stop and stop.is_set()):
-                with (self.db.lock if memory else NoLock()):
+                with self.db.lock if memory else NoLock():
                     rows = conn.execute(
                         "SELECT c.hash, MIN(c.text) FROM chunks c WHERE NOT EXISTS (SELECT 1 FROM embeddings e "
                         "WHERE e.model = ? AND e.hash = c.hash) GROUP BY c.hash LIMIT ?",
@@ -159,18 +160,21 @@ class VectorHalf:
                 if not rows:
                     break
                 vecs = model.passages([r[1] for r in rows])
-                with (self.db.lock if memory else NoLock()):
+                with self.db.lock if memory else NoLock():
                     conn.execute("BEGIN IMMEDIATE")
                     try:
                         conn.executemany(
                             "INSERT OR IGNORE INTO embeddings(model, hash, vector) VALUES (?,?,?)",
                             [(self.model_id, r[0], vecs[i].astype("float32").tobytes()) for i, r in enumerate(rows)],
                         )
-                        conn.executemany("INSERT INTO vector_log(model, hash) VALUES (?,?)",
-                                         [(self.model_id, r[0]) for r in rows])
+                        conn.executemany(
+                            "INSERT INTO vector_log(model, hash) VALUES (?,?)", [(self.model_id, r[0]) for r in rows]
+                        )
                         # keep the log short: a reader that falls behind its start probes everything once
-                        conn.execute("DELETE FROM vector_log WHERE seq <= (SELECT MAX(seq) FROM vector_log) - ?",
-                                     (VECTOR_LOG_KEEP,))
+                        conn.execute(
+                            "DELETE FROM vector_log WHERE seq <= (SELECT MAX(seq) FROM vector_log) - ?",
+                            (VECTOR_LOG_KEEP,),
+                        )
                         conn.execute("COMMIT")
                     except BaseException:
                         conn.execute("ROLLBACK")
@@ -194,10 +198,14 @@ class VectorHalf:
         def do(conn: Any) -> None:
             with self.db.writer, catalog.transaction(conn):
                 conn.execute("DELETE FROM embeddings WHERE model = ?", (self.model_id,))
-                conn.executemany("INSERT INTO embeddings(model, hash, vector) VALUES (?,?,?)",
-                                 [(self.model_id, h, v.astype("float32").tobytes()) for h, v in vectors.items()])
+                conn.executemany(
+                    "INSERT INTO embeddings(model, hash, vector) VALUES (?,?,?)",
+                    [(self.model_id, h, v.astype("float32").tobytes()) for h, v in vectors.items()],
+                )
                 # announced like any new vector (other processes probe only what vector_log names)
-                conn.executemany("INSERT INTO vector_log(model, hash) VALUES (?,?)", [(self.model_id, h) for h in vectors])
+                conn.executemany(
+                    "INSERT INTO vector_log(model, hash) VALUES (?,?)", [(self.model_id, h) for h in vectors]
+                )
                 catalog.bump_generation(conn)
 
         self.db.run(do)
@@ -212,8 +220,11 @@ class VectorHalf:
     @property
     def held(self) -> bool:
         """Models or vectors in memory that ``release`` would let go of."""
-        return (self._query_embedder is not None or self._passage_embedder is not None
-                or (self.store is not None and self.store.count > 0))
+        return (
+            self._query_embedder is not None
+            or self._passage_embedder is not None
+            or (self.store is not None and self.store.count > 0)
+        )
 
     def release(self) -> None:
         """Let go of the models and the vectors' mapping (the next query loads them again)."""

@@ -69,7 +69,7 @@ class VectorStore:
         self._extra = np.zeros((0, 0), np.float32)
         self._count = 0
         self.generation = -1
-        self._key: tuple[int, int] = (-1, -1)   # (generation, vector_log seq) last reconciled
+        self._key: tuple[int, int] = (-1, -1)  # (generation, vector_log seq) last reconciled
         self._log_seq = 0
         self._max_chunk = 0
         self._missing: dict[str, list[int]] = {}  # hash -> chunk ids without a vector here yet
@@ -91,9 +91,9 @@ class VectorStore:
                 self._file_key = (st.st_ino, st.st_mtime_ns)  # an unusable file is not tried again
                 m = mmap.mmap(fh.fileno(), 0, access=mmap.ACCESS_READ)
             try:
-                if m[:len(MAGIC)] != MAGIC:
+                if m[: len(MAGIC)] != MAGIC:
                     raise ValueError("not a reme vector file")
-                head = json.loads(m[len(MAGIC):HEADER].rstrip(b"\0"))
+                head = json.loads(m[len(MAGIC) : HEADER].rstrip(b"\0"))
                 count, dim = int(head["count"]), int(head["dim"])
                 if head.get("model") != self.model:
                     raise ValueError("another model's vectors")
@@ -148,8 +148,9 @@ class VectorStore:
             live_rows = np.flatnonzero(self._live)
             ids = np.concatenate([self._base_ids[live_rows], self._extra_ids])
             order = np.argsort(ids, kind="stable")
-            head = json.dumps({"model": self.model, "generation": generation, "count": len(ids), "dim": self.dim,
-                               "db_id": self.db_id}).encode()
+            head = json.dumps(
+                {"model": self.model, "generation": generation, "count": len(ids), "dim": self.dim, "db_id": self.db_id}
+            ).encode()
             try:
                 fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.metadata)
             except OSError:
@@ -209,9 +210,13 @@ class VectorStore:
             if first or low > self._log_seq + 1:
                 probe |= set(self._missing)  # the log does not reach back to what we saw: probe them all
             elif seq > self._log_seq:
-                probe |= {h for (h,) in conn.execute(
-                    "SELECT hash FROM vector_log WHERE model = ? AND seq > ?", (self.model, self._log_seq))
-                    if h in self._missing}
+                probe |= {
+                    h
+                    for (h,) in conn.execute(
+                        "SELECT hash FROM vector_log WHERE model = ? AND seq > ?", (self.model, self._log_seq)
+                    )
+                    if h in self._missing
+                }
             added = 0
             if probe:
                 vecs, ids = self._fetch(conn, sorted(probe))
@@ -264,8 +269,12 @@ class VectorStore:
         """Vectors of the missing chunks with these hashes (one row per chunk id); pops them from ``_missing``."""
         out_v: list[bytes] = []
         out_i: list[int] = []
-        for h, blob in rows_in(conn, "SELECT hash, vector FROM embeddings WHERE model = ? AND hash IN ({marks})",
-                               hashes, before=(self.model,)):
+        for h, blob in rows_in(
+            conn,
+            "SELECT hash, vector FROM embeddings WHERE model = ? AND hash IN ({marks})",
+            hashes,
+            before=(self.model,),
+        ):
             for cid in self._missing.pop(h, ()):
                 out_i.append(cid)
                 out_v.append(blob)

@@ -19,17 +19,31 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 from ..workspace import own_stat
 from .sync import refused_name
 
-BURST_MAX = 2000        # pending paths; more: one walk is cheaper (and loses nothing)
-LOCAL_CHECK_S = 300.0   # background walk as a safety net on local filesystems
-REMOTE_CHECK_S = 10.0   # the cheap periodic check for network/FUSE filesystems
-DEBOUNCE_MS = 150       # group the events of one save (temp file + rename) into one batch
-REMOTE_FS = ("nfs", "nfs4", "cifs", "smb3", "smbfs", "9p", "afs", "ceph", "glusterfs", "lustre", "gpfs",
-             "davfs", "virtiofs", "fuse")
+BURST_MAX = 2000  # pending paths; more: one walk is cheaper (and loses nothing)
+LOCAL_CHECK_S = 300.0  # background walk as a safety net on local filesystems
+REMOTE_CHECK_S = 10.0  # the cheap periodic check for network/FUSE filesystems
+DEBOUNCE_MS = 150  # group the events of one save (temp file + rename) into one batch
+REMOTE_FS = (
+    "nfs",
+    "nfs4",
+    "cifs",
+    "smb3",
+    "smbfs",
+    "9p",
+    "afs",
+    "ceph",
+    "glusterfs",
+    "lustre",
+    "gpfs",
+    "davfs",
+    "virtiofs",
+    "fuse",
+)
 
 
 def filesystem_type(path: Path, mountinfo: str | None = None) -> str:
@@ -59,23 +73,28 @@ def is_remote(fstype: str) -> bool:
 
 @dataclass
 class Changes:
-    paths: set[str] = field(default_factory=set)       # workspace paths (files or folders) that changed
-    walk: bool = False                                  # unknown what changed: walk everything now
-    disk: dict[str, tuple[int, int]] | None = None      # a background walk's result to diff with the catalog
+    paths: set[str] = field(default_factory=set)  # workspace paths (files or folders) that changed
+    walk: bool = False  # unknown what changed: walk everything now
+    disk: dict[str, tuple[int, int]] | None = None  # a background walk's result to diff with the catalog
 
 
 class Watcher:
     """One thread per Index that collects changed paths under the walked layers."""
 
-    def __init__(self, root: Path, layers: tuple[str, ...], log: Callable[[str], None],
-                 walk: Callable[[Path], dict[str, tuple[int, int]]]):
+    def __init__(
+        self,
+        root: Path,
+        layers: tuple[str, ...],
+        log: Callable[[str], None],
+        walk: Callable[[Path], dict[str, tuple[int, int]]],
+    ):
         self.root = root
         self.layers = layers
         self._log = log
         self._walk = walk
         self.fstype = filesystem_type(root)
         self.remote = is_remote(self.fstype)
-        self.mode = "walk"          # notify | walk
+        self.mode = "walk"  # notify | walk
         self.reason: str | None = "not started"
         self._lock = threading.Lock()
         self._paths: set[str] = set()
@@ -114,8 +133,13 @@ class Watcher:
             return out
 
     def info(self) -> dict[str, object]:
-        return {"mode": self.mode, "reason": self.reason, "filesystem": self.fstype or "unknown",
-                "periodic_check_s": REMOTE_CHECK_S if self.remote else LOCAL_CHECK_S, "events": self.events}
+        return {
+            "mode": self.mode,
+            "reason": self.reason,
+            "filesystem": self.fstype or "unknown",
+            "periodic_check_s": REMOTE_CHECK_S if self.remote else LOCAL_CHECK_S,
+            "events": self.events,
+        }
 
     def close(self) -> None:
         self._stop.set()
@@ -137,8 +161,14 @@ class Watcher:
             from watchfiles._rust_notify import RustNotify  # the documented low-level API of watchfiles
 
             # a layer linked elsewhere is not the workspace's own: neither walked nor watched
-            notify = RustNotify([str(self.root / l) for l in self.layers if own_stat(self.root, l) is not None],
-                                False, False, 300, True, True)
+            notify = RustNotify(
+                [str(self.root / l) for l in self.layers if own_stat(self.root, l) is not None],
+                False,
+                False,
+                300,
+                True,
+                True,
+            )
         except Exception as exc:  # noqa: BLE001 - no library, watch limit reached, unsupported platform
             self._fall_back(_why(exc))
             return
@@ -147,8 +177,11 @@ class Watcher:
         with self._lock:
             self.mode = "notify"
             self._disk = disk
-            self.reason = (f"{self.fstype} filesystem: other machines' writes are found by a walk every "
-                           f"{REMOTE_CHECK_S:.0f} s") if self.remote else None
+            self.reason = (
+                (f"{self.fstype} filesystem: other machines' writes are found by a walk every {REMOTE_CHECK_S:.0f} s")
+                if self.remote
+                else None
+            )
         self._started.set()
         logging.getLogger("reme_cc.index").info("file notifications on for %s (%s)", self.root, self.fstype or "?")
         period = REMOTE_CHECK_S if self.remote else LOCAL_CHECK_S
@@ -181,7 +214,7 @@ class Watcher:
 def _why(exc: BaseException) -> str:
     text = str(exc) or type(exc).__name__
     if "limit" in text.lower():
-        return (f"{text}: raise fs.inotify.max_user_watches (sysctl) to get notifications back")
+        return f"{text}: raise fs.inotify.max_user_watches (sysctl) to get notifications back"
     return text
 
 
@@ -189,7 +222,7 @@ def _rel(path: str, prefix: str) -> str | None:
     """Workspace path of a notified path, None when it is not an indexed file (hidden, outside)."""
     if not path.startswith(prefix):
         return None
-    rel = path[len(prefix):].replace(os.sep, "/")
+    rel = path[len(prefix) :].replace(os.sep, "/")
     if any(part.startswith(".") for part in rel.split("/")):
         return None  # temp files of atomic writes, .obsidian/, .git/
     if refused_name(rel):

@@ -12,7 +12,8 @@ import sqlite3
 import stat
 import threading
 import time
-from typing import Any, Callable, Iterable
+from typing import Any
+from collections.abc import Callable, Iterable
 
 from ..config import Config
 from ..errors import ReMeError
@@ -40,8 +41,16 @@ class Stopped(Exception):
 
 
 class CatalogWriter:
-    def __init__(self, db: Database, ws: Workspace, config: Config, stop: threading.Event, keywords: KeywordHalf,
-                 vectors: VectorHalf, budget: Budget | None = None):
+    def __init__(
+        self,
+        db: Database,
+        ws: Workspace,
+        config: Config,
+        stop: threading.Event,
+        keywords: KeywordHalf,
+        vectors: VectorHalf,
+        budget: Budget | None = None,
+    ):
         self.db = db
         self.ws = ws
         self.config = config
@@ -113,8 +122,9 @@ class CatalogWriter:
             linked: list[str] = []
             held = "indexed = 0 AND json_valid(extra) AND json_type(extra, '$.{}') IS NOT NULL"
             for path, mtime_ns, size, indexed, hard_linked, conflicted in conn.execute(
-                    f"SELECT path, mtime_ns, size, indexed, {held.format(HARD_LINK_KEY)}, {held.format(CONFLICT_KEY)} "
-                    "FROM files"):
+                f"SELECT path, mtime_ns, size, indexed, {held.format(HARD_LINK_KEY)}, {held.format(CONFLICT_KEY)} "
+                "FROM files"
+            ):
                 if hard_linked:
                     linked.append(path)
                 elif not conflicted and bool(indexed) != wants_chunks(path, size, self.config):
@@ -126,15 +136,25 @@ class CatalogWriter:
         relinked = {p for p in linked if (st := own_stat(self.ws.root, p)) is not None and st.st_nlink == 1}
         return stats, (stale | relinked) if relinked else stale
 
-    def _write(self, todo: Todo, all_paths: set[str] | None, report: SyncReport,
-               progress: Callable[[int, int], None] | None = None) -> None:
+    def _write(
+        self,
+        todo: Todo,
+        all_paths: set[str] | None,
+        report: SyncReport,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> None:
         """``all_paths=None``: the catalog's paths read under the writer lock, plus/minus ``todo`` (another
         process may have added or deleted files while this one waited for the lock)."""
         # a server: big batches in the background, at low priority; a team index: all but a handful of files
         polite = self.watcher is not None or self.budget is not None
-        background = self.db.mode == "rw" and all_paths is None and (
-            len(todo) > (INLINE_FILES if self.budget is None else TEAM_INLINE_FILES)
-            or (self.budget is not None and any(p.lower().endswith(DOCUMENT_EXTS) for p in todo)))
+        background = (
+            self.db.mode == "rw"
+            and all_paths is None
+            and (
+                len(todo) > (INLINE_FILES if self.budget is None else TEAM_INLINE_FILES)
+                or (self.budget is not None and any(p.lower().endswith(DOCUMENT_EXTS) for p in todo))
+            )
+        )
 
         def do(conn: sqlite3.Connection, writer: Any = self.db.writer, track: Any = progress) -> None:
             with writer:
@@ -142,9 +162,19 @@ class CatalogWriter:
                 if paths is None:
                     known = {r[0] for r in conn.execute("SELECT path FROM files")}
                     paths = (known | {p for p, st in todo.items() if st is not None}) - {
-                        p for p, st in todo.items() if st is None}
-                apply_changes(conn, self.ws.root, self.config, todo, paths, report, track, polite=polite,
-                              metadata=self.db.metadata)
+                        p for p, st in todo.items() if st is None
+                    }
+                apply_changes(
+                    conn,
+                    self.ws.root,
+                    self.config,
+                    todo,
+                    paths,
+                    report,
+                    track,
+                    polite=polite,
+                    metadata=self.db.metadata,
+                )
 
         if polite and background:
             self._write_in_background(todo, do)
@@ -260,7 +290,9 @@ class CatalogWriter:
             st = own_stat(self.ws.root, rel)
             if st is not None and stat.S_ISDIR(st.st_mode):  # a moved/created folder: everything under it
                 todo.update(walk(self.ws.root, (rel,)))
-            elif not rel.startswith(("daily/", "digest/", "resource/", "session/")) or os.path.basename(rel).startswith("."):
+            elif not rel.startswith(("daily/", "digest/", "resource/", "session/")) or os.path.basename(rel).startswith(
+                "."
+            ):
                 continue
             elif st is not None and stat.S_ISREG(st.st_mode):
                 todo[rel] = (st.st_mtime_ns, st.st_size)
@@ -268,8 +300,14 @@ class CatalogWriter:
             else:  # gone (a file or a folder), or not the workspace's own file: out of the index
                 todo[rel] = None
             # a folder's or a gone path's files that the catalog holds and the disk no longer has
-            for sub in self.db.run(lambda c: [r[0] for r in c.execute(
-                    "SELECT path FROM files WHERE path LIKE ? ESCAPE '\\'", (keyword.like_prefix(rel),))]):
+            for sub in self.db.run(
+                lambda c: [
+                    r[0]
+                    for r in c.execute(
+                        "SELECT path FROM files WHERE path LIKE ? ESCAPE '\\'", (keyword.like_prefix(rel),)
+                    )
+                ]
+            ):
                 todo.setdefault(sub, None)
         if only_changed and todo:
             stats, stale = self.db.run(self._catalog_snapshot)

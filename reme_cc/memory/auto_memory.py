@@ -113,8 +113,13 @@ def write_card(target: CardTarget | None, name: str, description: str, content: 
     link = f"[[{target.source}]]"
     if target.source not in body:  # the card must always lead back to the original conversation
         body += f"\n\n## Source\n\n{link}"
-    meta = {"name": title, "description": description, "session_id": target.session_id,
-            "source_conversation": link, **target.project}  # the project is the transcript's, never the model's
+    meta = {
+        "name": title,
+        "description": description,
+        "session_id": target.session_id,
+        "source_conversation": link,
+        **target.project,
+    }  # the project is the transcript's, never the model's
     with notes.lock():  # find, write and rename as one change: a second recorder never makes a twin
         existing = daily.find_card_by_session(ws, target.session_id, dates=[target.date])
         old_path = existing.path if existing else None
@@ -185,9 +190,11 @@ def _batches(messages: list[Message], end_line: int) -> list[_Batch]:
 def _prompt(batch: _Batch, target: CardTarget, card: daily.DailyCard | None, ws: Workspace) -> str:
     if card:
         body = ws.read_bytes(card.path).decode("utf-8", errors="replace")
-        current = f"This session already has a card for {batch.date}: `{card.path}`. Its current text:\n\n" \
-                  f"<current-card>\n{neutralise(body.strip(), PROMPT_TAGS)}\n</current-card>\n\nUpdate it: keep what still holds, add " \
-                  "the new conversation, keep the name unless a clearly better topic name fits the whole session."
+        current = (
+            f"This session already has a card for {batch.date}: `{card.path}`. Its current text:\n\n"
+            f"<current-card>\n{neutralise(body.strip(), PROMPT_TAGS)}\n</current-card>\n\nUpdate it: keep what still holds, add "
+            "the new conversation, keep the name unless a clearly better topic name fits the whole session."
+        )
     else:
         current = f"This session has no card for {batch.date} yet."
     return (
@@ -201,8 +208,9 @@ def _prompt(batch: _Batch, target: CardTarget, card: daily.DailyCard | None, ws:
     )
 
 
-def record_session(ctx: Context, session_id: str, *, kind: str = "claude_code", agent: Any = AGENT,
-                   timeout: float | None = None) -> RecordReport:
+def record_session(
+    ctx: Context, session_id: str, *, kind: str = "claude_code", agent: Any = AGENT, timeout: float | None = None
+) -> RecordReport:
     """Record what is new in a session. One job per session: if one runs, mark it dirty and return."""
     if kind not in KINDS:
         raise InvalidInputError(f"unknown conversation kind {kind!r}; use one of {', '.join(KINDS)}")
@@ -223,8 +231,9 @@ def record_session(ctx: Context, session_id: str, *, kind: str = "claude_code", 
     return report
 
 
-def _record_pending(ctx: Context, session_id: str, kind: str, spec: Any, timeout: float | None,
-                    report: RecordReport) -> None:
+def _record_pending(
+    ctx: Context, session_id: str, kind: str, spec: Any, timeout: float | None, report: RecordReport
+) -> None:
     ws = ctx.workspace
     source = f"session/{kind}/{session_id}.jsonl"
     try:
@@ -255,8 +264,9 @@ def _record_pending(ctx: Context, session_id: str, kind: str, spec: Any, timeout
         pending: list[str] = []
         target = CardTarget(batch.date, session_id, source, ctx.new_notes(after=pending.extend), project=project)
         card = daily.find_card_by_session(ws, session_id, dates=[batch.date])
-        run = ctx.runner.run_sync(ctx, spec, _prompt(batch, target, card, ws), tools=["daily_write"],
-                                  bind={"card": target}, timeout=timeout)
+        run = ctx.runner.run_sync(
+            ctx, spec, _prompt(batch, target, card, ws), tools=["daily_write"], bind={"card": target}, timeout=timeout
+        )
         _update_index(ctx, pending)  # what the run wrote is on disk, whatever the run's outcome
         _account(ws, report, run)
         log.info("recorder run %s %s: %s", session_id, batch.date, ctx.runner.describe(run))
@@ -283,8 +293,9 @@ def _update_index(ctx: Context, paths: list[str]) -> None:
     try:
         ctx.changed(*sorted(set(paths)))
     except Exception as exc:  # noqa: BLE001
-        log.warning("index update after recording failed (%s: %s); `reme-cc reindex` will catch up",
-                    type(exc).__name__, exc)
+        log.warning(
+            "index update after recording failed (%s: %s); `reme-cc reindex` will catch up", type(exc).__name__, exc
+        )
 
 
 def _session_project(ctx: Context, entries: list[tuple[int, dict[str, Any]]]) -> dict[str, str]:
@@ -301,8 +312,9 @@ def _account(ws: Workspace, report: RecordReport, run: Any) -> None:
     report.runs += 1
     for k in ("input_tokens", "output_tokens"):
         report.usage[k] += run.usage.get(k, 0)
-    usage.add_usage(ws, AGENT, input_tokens=run.usage.get("input_tokens", 0),
-                    output_tokens=run.usage.get("output_tokens", 0))
+    usage.add_usage(
+        ws, AGENT, input_tokens=run.usage.get("input_tokens", 0), output_tokens=run.usage.get("output_tokens", 0)
+    )
 
 
 # ---------------------------------------------------------------------------------------------
@@ -330,8 +342,9 @@ def save_dialog(ws: Workspace, messages: Any, session_id: str | None = None) -> 
         text = scrub(content) if isinstance(content, str) else clean_value(content, TEXT_CHARS)
         key = json.dumps([m["role"], created, text], ensure_ascii=False, sort_keys=True)
         uid = hashlib.sha256(key.encode("utf-8")).hexdigest()[:32]
-        rows.append({"type": m["role"], "uuid": uid, "timestamp": created,
-                     "message": {"role": m["role"], "content": text}})
+        rows.append(
+            {"type": m["role"], "uuid": uid, "timestamp": created, "message": {"role": m["role"], "content": text}}
+        )
     if session_id is None:
         first = rows[0]["uuid"]
         session_id = f"dialog-{first[:16]}"  # same conversation, same id: re-running never duplicates

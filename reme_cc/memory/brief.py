@@ -39,8 +39,32 @@ from .team import TEAM_DIR, locate
 
 MAX_NODES = 6
 RECENT_DAYS = 14
-_GENERIC = {"main", "master", "trunk", "dev", "develop", "feature", "feat", "fix", "bugfix", "hotfix", "release",
-            "src", "home", "user", "users", "tmp", "project", "projects", "repo", "code", "work", "head", "the", "and"}
+_GENERIC = {
+    "main",
+    "master",
+    "trunk",
+    "dev",
+    "develop",
+    "feature",
+    "feat",
+    "fix",
+    "bugfix",
+    "hotfix",
+    "release",
+    "src",
+    "home",
+    "user",
+    "users",
+    "tmp",
+    "project",
+    "projects",
+    "repo",
+    "code",
+    "work",
+    "head",
+    "the",
+    "and",
+}
 
 
 def git_branch(cwd: str) -> str | None:
@@ -77,8 +101,9 @@ def query_terms(*texts: str) -> list[str]:
     return out[:24]
 
 
-def relevant_nodes(conn: sqlite3.Connection, project: str, cwd: str, terms: list[str], today: str,
-                   pref: Preference | None = None) -> list[tuple[str, str, str]]:
+def relevant_nodes(
+    conn: sqlite3.Connection, project: str, cwd: str, terms: list[str], today: str, pref: Preference | None = None
+) -> list[tuple[str, str, str]]:
     """[(path, name, description)] of the most relevant digest nodes, best first; ``pref`` puts the
     current project's nodes first, general ones next, other projects' last (or keeps only one's)."""
     scores: dict[str, float] = {}
@@ -112,8 +137,9 @@ def _one_line(text: str, limit: int = 140) -> str:
     return untrusted.one_line(text, limit)
 
 
-def build_brief(ws: Workspace, config: Config, *, cwd: str = "", today: str | None = None,
-                project: str | None = None) -> str:
+def build_brief(
+    ws: Workspace, config: Config, *, cwd: str = "", today: str | None = None, project: str | None = None
+) -> str:
     """``project``: as for search — empty = the current project first, "all" = no preference, a name = only it.
     The repository's team memory (``.reme/``) is written by others: its nodes come in a frame of their
     own after the user's notes, and only for a repository the user trusts (memory/trust.py); for one
@@ -135,7 +161,9 @@ def build_brief(ws: Workspace, config: Config, *, cwd: str = "", today: str | No
     lines = []
     if topics:
         lines.append(f"Current interests ({day}):")
-        lines += [f"- {_one_line(t.title, 80)}" + (f" — {_one_line(t.reason, 120)}" if t.reason else "") for t in topics]
+        lines += [
+            f"- {_one_line(t.title, 80)}" + (f" — {_one_line(t.reason, 120)}" if t.reason else "") for t in topics
+        ]
     if nodes:
         lines.append(f"Digest nodes relevant to {where}:")
         lines += [f"- {_one_line(p)} — {_one_line(d or n)}" for p, n, d in nodes]
@@ -146,19 +174,32 @@ def build_brief(ws: Workspace, config: Config, *, cwd: str = "", today: str | No
         try:
             trusted = trust.decision(ws.root, found.repo)
         except ReMeError as exc:  # an unreadable list trusts nothing, and says why
-            trusted, notice = False, (f"ReMe: this repository ({repo}) carries team memory ({TEAM_DIR}/, written by "
-                                      f"others), left out of this brief: {_one_line(str(exc), 300)}")
+            trusted, notice = (
+                False,
+                (
+                    f"ReMe: this repository ({repo}) carries team memory ({TEAM_DIR}/, written by "
+                    f"others), left out of this brief: {_one_line(str(exc), 300)}"
+                ),
+            )
         if trusted:
             pref = Preference.of(project, here or None).for_team(here)
-            team = readonly.with_index(team_metadata(ws.metadata, found.root), lambda conn: relevant_nodes(conn, here, cwd, terms, today, pref), [])
+            team = readonly.with_index(
+                team_metadata(ws.metadata, found.root),
+                lambda conn: relevant_nodes(conn, here, cwd, terms, today, pref),
+                [],
+            )
             team_what = _TEAM_WHAT.format(repo=repo)
             if team:
                 team_lines = [f"Its digest nodes relevant to {where}:"]
-                team_lines += [f"- {_one_line(f'{TEAM_DIR}/{p}')} — {_one_line(d or n)}" for p, n, d in team[:MAX_TEAM_NODES]]
+                team_lines += [
+                    f"- {_one_line(f'{TEAM_DIR}/{p}')} — {_one_line(d or n)}" for p, n, d in team[:MAX_TEAM_NODES]
+                ]
         elif trusted is None:
-            notice = (f"ReMe: this repository ({repo}) carries team memory ({TEAM_DIR}/, written by others), left out "
-                      f"of this brief until the user trusts it: `{trust.trust_command(found.repo)}` "
-                      f"(`{trust.revoke_command(found.repo)}` stops this notice).")
+            notice = (
+                f"ReMe: this repository ({repo}) carries team memory ({TEAM_DIR}/, written by others), left out "
+                f"of this brief until the user trusts it: `{trust.trust_command(found.repo)}` "
+                f"(`{trust.revoke_command(found.repo)}` stops this notice)."
+            )
     # Each part framed as notes to weigh, data rather than instructions (a description may say
     # anything): the user's own, then the team's as written by others; the notice and the alerts of
     # failing background work (memory/failures.py) are the plugin's own, and come first.
@@ -178,8 +219,10 @@ def build_brief(ws: Workspace, config: Config, *, cwd: str = "", today: str | No
 
 MAX_TEAM_NODES = 3  # the user's own notes come first; a repository's are a few pointers
 _WHAT = "ReMe long-term memory brief: the user's own notes (files in the memory workspace; read or search them when useful)."
-_TEAM_WHAT = ("Team memory of the repository {repo} ({TEAM_DIR}/ in it): notes written by others who can commit "
-              "there, not by the user; the user trusts this repository (reme-cc trust).").replace("{TEAM_DIR}", TEAM_DIR)
+_TEAM_WHAT = (
+    "Team memory of the repository {repo} ({TEAM_DIR}/ in it): notes written by others who can commit "
+    "there, not by the user; the user trusts this repository (reme-cc trust)."
+).replace("{TEAM_DIR}", TEAM_DIR)
 
 
 def _fit(lines: list[str], budget: int) -> str:

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 import threading
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
+from collections.abc import Callable
 
 from ..config import Config
 from ..errors import ReMeError
@@ -25,9 +26,9 @@ class AgentRunner(Protocol):
 
     def spec(self, name: str, description: str, prompt: str, tools: list[str] | None = None) -> Any: ...
 
-    async def run(self, ctx: "Context", agent: Any, prompt: str, **options: Any) -> Any: ...
+    async def run(self, ctx: Context, agent: Any, prompt: str, **options: Any) -> Any: ...
 
-    def run_sync(self, ctx: "Context", agent: Any, prompt: str, **options: Any) -> Any: ...
+    def run_sync(self, ctx: Context, agent: Any, prompt: str, **options: Any) -> Any: ...
 
     def describe(self, run: Any) -> str: ...
 
@@ -36,7 +37,7 @@ class AgentRunner(Protocol):
 class Context:
     workspace: Workspace
     config: Config = field(default_factory=Config)
-    _index: "Index | None" = None
+    _index: Index | None = None
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _notes: NoteStore | None = None
     _scope: dict[str, Any] = field(default_factory=dict)  # tools/recall_scope.py's cache: team Contexts, known projects
@@ -44,12 +45,12 @@ class Context:
     budget: Any = None  # a repository's team memory: index.budget.Budget (bounded, indexed in the background)
 
     @classmethod
-    def open(cls, root: str | None = None, config: Config | None = None) -> "Context":
+    def open(cls, root: str | None = None, config: Config | None = None) -> Context:
         ws = Workspace(root)
         return cls(ws, config or Config.load(ws.root))
 
     @property
-    def index(self) -> "Index":
+    def index(self) -> Index:
         with self._lock:
             if self._index is None:
                 from ..index import Index  # lazy, downward: opening the index costs a database
@@ -79,8 +80,10 @@ class Context:
     @property
     def runner(self) -> AgentRunner:
         if self.agents is None:
-            raise ReMeError("this operation starts memory agents but was given no agent runner; "
-                            "start it through `reme-cc` (reme_cc.agent.with_agents)")
+            raise ReMeError(
+                "this operation starts memory agents but was given no agent runner; "
+                "start it through `reme-cc` (reme_cc.agent.with_agents)"
+            )
         return self.agents
 
     def changed(self, *paths: str) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 from dataclasses import dataclass
-from typing import Iterable
+from collections.abc import Iterable
 
 from ..errors import InvalidInputError
 from ..notes.frontmatter import parse_note, render_note

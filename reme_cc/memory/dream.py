@@ -100,10 +100,12 @@ class DreamSummary:
     error: str | None = None
 
     def text(self) -> str:
-        head = (f"dream {self.date}: scanned {self.scanned}, changed {self.changed}, units {self.units} "
-                f"(created {self.created}, corroborated {self.corroborated}, refined {self.refined}, "
-                f"corrected {self.corrected}, failed {self.failed}), topics {self.topics}, "
-                f"tokens {self.tokens:,}, {self.seconds:.1f}s" + (" — FAILED, see ERROR below" if self.error else ""))
+        head = (
+            f"dream {self.date}: scanned {self.scanned}, changed {self.changed}, units {self.units} "
+            f"(created {self.created}, corroborated {self.corroborated}, refined {self.refined}, "
+            f"corrected {self.corrected}, failed {self.failed}), topics {self.topics}, "
+            f"tokens {self.tokens:,}, {self.seconds:.1f}s" + (" — FAILED, see ERROR below" if self.error else "")
+        )
         lines = [head]
         if self.resources and any(self.resources.values()):
             lines.append("resources: " + ", ".join(f"{k} {v}" for k, v in self.resources.items() if v))
@@ -112,7 +114,9 @@ class DreamSummary:
         for f in self.failures:
             lines.append(f"  FAILED      {f['unit']}: {f['error']} (retried next dream: {', '.join(f['paths'])})")
         for n in self.share:
-            lines.append(f"  share?      {n['path']}: to share it with the team, run `reme-cc share {n['path']}` in {n['repo']}")
+            lines.append(
+                f"  share?      {n['path']}: to share it with the team, run `reme-cc share {n['path']}` in {n['repo']}"
+            )
         if self.interests:
             lines.append(f"  topics      {self.interests}")
         if self.commit:
@@ -168,8 +172,9 @@ def scan_daily(ws: Workspace, dates: list[str]) -> list[tuple[str, int, int]]:
     return out
 
 
-def find_changed(ws: Workspace, scanned: list[tuple[str, int, int]], catalog: dict[str, dict[str, Any]]
-                 ) -> dict[str, dict[str, Any]]:
+def find_changed(
+    ws: Workspace, scanned: list[tuple[str, int, int]], catalog: dict[str, dict[str, Any]]
+) -> dict[str, dict[str, Any]]:
     """path -> new catalog entry, for the files whose content differs from the last dream's."""
     changed: dict[str, dict[str, Any]] = {}
     for rel, mtime_ns, size in scanned:
@@ -268,16 +273,18 @@ def normalize_units(raw: Any, ws: Workspace, changed: list[str], max_units: int)
         scope = str(item.get("scope") or "").strip().lower()
         if scope not in ("project", "general"):  # the extractor did not say: a preference is general
             scope = "project" if projects and bucket != "personal" else "general"
-        units.append(Unit(len(units) + 1, name, bucket, summary or name, paths,
-                          scope if projects else "general", projects))
+        units.append(
+            Unit(len(units) + 1, name, bucket, summary or name, paths, scope if projects else "general", projects)
+        )
         if len(units) >= max_units:
             break
     return units
 
 
 # ---- prompts ------------------------------------------------------------------------------------
-def extractor_prompt(ws: Workspace, opts: DreamOptions, date: str, changed: list[str],
-                     recent: list[interests.Topic]) -> str:
+def extractor_prompt(
+    ws: Workspace, opts: DreamOptions, date: str, changed: list[str], recent: list[interests.Topic]
+) -> str:
     parts = [f"Dream date: {date}. MAX_UNITS = {opts.max_units}. TOPIC_COUNT = {opts.topic_count}."]
     if opts.hint:
         parts.append(f"Hint from the user (focus on it when choosing units and topics): {opts.hint}")
@@ -299,11 +306,19 @@ def extractor_prompt(ws: Workspace, opts: DreamOptions, date: str, changed: list
 
 
 def integrator_prompt(ws: Workspace, unit: Unit, hint: str) -> str:
-    scope = (f"specific to the project {', '.join(unit.projects)} (its node is marked with that project by the "
-             "dream; keep the project's name in the text)" if unit.scope == "project"
-             else "general (true in every project; write it without tying it to one repository)")
-    lines = [f"Unit {unit.id} — bucket: {unit.bucket}", f"Name: {unit.name}", f"Summary: {unit.summary}",
-             f"Scope: {scope}", "Source paths (link every one of them in the node's ## Sources section):"]
+    scope = (
+        f"specific to the project {', '.join(unit.projects)} (its node is marked with that project by the "
+        "dream; keep the project's name in the text)"
+        if unit.scope == "project"
+        else "general (true in every project; write it without tying it to one repository)"
+    )
+    lines = [
+        f"Unit {unit.id} — bucket: {unit.bucket}",
+        f"Name: {unit.name}",
+        f"Summary: {unit.summary}",
+        f"Scope: {scope}",
+        "Source paths (link every one of them in the node's ## Sources section):",
+    ]
     lines += [f"- [[{p}]]" for p in unit.paths]
     if hint:
         lines.append(f"User hint for this dream: {hint}")
@@ -312,8 +327,10 @@ def integrator_prompt(ws: Workspace, unit: Unit, hint: str) -> str:
         text = ws.read_bytes(p).decode("utf-8", errors="replace")
         excerpt = neutralise(text[:EXCERPT_CHARS], ("unit",))  # a card cannot end its unit early
         lines.append(f"--- {p}\n{excerpt}{'…' if len(text) > EXCERPT_CHARS else ''}")
-    lines.append("\nSearch the digest, decide CREATE/CORROBORATE/REFINE/CORRECT, write exactly one node "
-                 f"under digest/{unit.bucket}/ (or the existing same node), and end with the JSON line.")
+    lines.append(
+        "\nSearch the digest, decide CREATE/CORROBORATE/REFINE/CORRECT, write exactly one node "
+        f"under digest/{unit.bucket}/ (or the existing same node), and end with the JSON line."
+    )
     return "\n".join(lines)
 
 
@@ -362,8 +379,9 @@ def _cites(ws: Workspace, node: str, paths: list[str], every: bool = False) -> b
     return set(paths) <= link_targets(section) if every else bool(set(paths) & link_targets(section))
 
 
-def verify_unit(ctx: DreamContext, unit: Unit, report: dict[str, Any] | None, changed_nodes: list[str],
-                claimed: set[str]) -> UnitOutcome:
+def verify_unit(
+    ctx: DreamContext, unit: Unit, report: dict[str, Any] | None, changed_nodes: list[str], claimed: set[str]
+) -> UnitOutcome:
     """Decide from the files, not the words, whether the unit landed in the digest."""
     ws, rec = ctx.workspace, ctx.recorder
     assert rec is not None
@@ -380,25 +398,36 @@ def verify_unit(ctx: DreamContext, unit: Unit, report: dict[str, Any] | None, ch
         if rec.befores.get(node) is None:
             action = "CREATE"  # a node that did not exist before cannot have been corroborated
         return UnitOutcome(unit, True, action, node)
-    if path and path.startswith("digest/") and not (report or {}).get("error") and _cites(ws, path, unit.paths, every=True):
+    if (
+        path
+        and path.startswith("digest/")
+        and not (report or {}).get("error")
+        and _cites(ws, path, unit.paths, every=True)
+    ):
         # The named node already cites every source of the unit, unchanged: an earlier dream that was
         # cut short (kill -9, timeout) after writing it did the work. Counting it as a failure would
         # leave these sources un-checkpointed and re-extracted by every dream, forever.
         return UnitOutcome(unit, True, "CORROBORATE", path)
-    why = (f"{path} was not changed by this dream or does not cite the unit's sources" if path
-           else "no digest node citing the unit's sources was written")
+    why = (
+        f"{path} was not changed by this dream or does not cite the unit's sources"
+        if path
+        else "no digest node citing the unit's sources was written"
+    )
     if report and report.get("error"):
         why = f"{report['error']}; {why}"
     return UnitOutcome(unit, False, error=why[:300])
 
 
 # ---- stages -------------------------------------------------------------------------------------
-async def _extract(ctx: DreamContext, opts: DreamOptions, date: str, changed: list[str], summary: DreamSummary
-                   ) -> tuple[list[Unit], list[interests.Topic]]:
+async def _extract(
+    ctx: DreamContext, opts: DreamOptions, date: str, changed: list[str], summary: DreamSummary
+) -> tuple[list[Unit], list[interests.Topic]]:
     recent = interests.read_interests(ctx.workspace, date) + interests.previous_topics(
-        ctx.workspace, date, opts.topic_diversity_days)
-    run = await ctx.runner.run(ctx, "dream-extractor", extractor_prompt(ctx.workspace, opts, date, changed, recent),
-                               tools=["read"])
+        ctx.workspace, date, opts.topic_diversity_days
+    )
+    run = await ctx.runner.run(
+        ctx, "dream-extractor", extractor_prompt(ctx.workspace, opts, date, changed, recent), tools=["read"]
+    )
     summary.agent_sessions += 1
     summary.tokens += run.usage.get("input_tokens", 0) + run.usage.get("output_tokens", 0)
     if run.error:
@@ -409,15 +438,17 @@ async def _extract(ctx: DreamContext, opts: DreamOptions, date: str, changed: li
     return units, topics
 
 
-async def _integrate_batch(ctx: DreamContext, batch: list[Unit], hint: str, summary: DreamSummary
-                           ) -> dict[int, dict[str, Any]]:
+async def _integrate_batch(
+    ctx: DreamContext, batch: list[Unit], hint: str, summary: DreamSummary
+) -> dict[int, dict[str, Any]]:
     """One SDK session whose main agent launches one integrator subagent per unit, in parallel.
     Returns unit id -> the reported {action, path, error}."""
     integrator = ctx.runner.load(INTEGRATOR)
     coordinator = ctx.runner.spec("dream-coordinator", "Launches one dream-integrator per unit", COORDINATOR_PROMPT)
     prompts = [(u, integrator_prompt(ctx.workspace, u, hint)) for u in batch]
-    run = await ctx.runner.run(ctx, coordinator, coordinator_prompt(prompts), tools=[],
-                               subagents={INTEGRATOR: integrator})
+    run = await ctx.runner.run(
+        ctx, coordinator, coordinator_prompt(prompts), tools=[], subagents={INTEGRATOR: integrator}
+    )
     summary.agent_sessions += 1
     summary.tokens += run.usage.get("input_tokens", 0) + run.usage.get("output_tokens", 0)
     reports: dict[int, dict[str, Any]] = {}
@@ -431,8 +462,9 @@ async def _integrate_batch(ctx: DreamContext, batch: list[Unit], hint: str, summ
     return reports
 
 
-async def _integrate(ctx: DreamContext, units: list[Unit], opts: DreamOptions, summary: DreamSummary
-                     ) -> list[UnitOutcome]:
+async def _integrate(
+    ctx: DreamContext, units: list[Unit], opts: DreamOptions, summary: DreamSummary
+) -> list[UnitOutcome]:
     size = max(1, opts.concurrency or ctx.config.dream_concurrency or 1)
     reports: dict[int, dict[str, Any]] = {}
     for i in range(0, len(units), size):  # batches run one after the other; a batch runs in parallel
@@ -443,7 +475,9 @@ async def _integrate(ctx: DreamContext, units: list[Unit], opts: DreamOptions, s
     # reported paths first, so a unit without a report cannot take another unit's node
     claimed |= {str(r.get("path")) for r in reports.values() if r.get("path")}
     for u in units:
-        out = verify_unit(ctx, u, reports.get(u.id), changed_nodes, claimed - {str((reports.get(u.id) or {}).get("path"))})
+        out = verify_unit(
+            ctx, u, reports.get(u.id), changed_nodes, claimed - {str((reports.get(u.id) or {}).get("path"))}
+        )
         if out.ok and out.path:
             claimed.add(out.path)
         outcomes.append(out)
@@ -480,8 +514,10 @@ async def run_dream(ctx: Context, opts: DreamOptions | None = None) -> DreamSumm
         lock = ws.lock(DREAM_LOCK, timeout=0)
         lock.__enter__()
     except LockedError:
-        raise LockedError(f"another dream is already running in {ws.root}; not starting a second one "
-                          "(wait for it to finish, then retry)") from None
+        raise LockedError(
+            f"another dream is already running in {ws.root}; not starting a second one "
+            "(wait for it to finish, then retry)"
+        ) from None
     try:
         touch(ws, STAMP)
         return await _run_locked(ctx, opts, date)
@@ -507,8 +543,12 @@ async def _run_locked(base: Context, opts: DreamOptions, date: str) -> DreamSumm
 
             res = await sync_resources(ctx, today=date)
             summary.tokens += res.tokens
-            summary.resources = {"created": len(res.created), "updated": len(res.updated),
-                                 "removed": len(res.removed), "failed": len(res.failed)}
+            summary.resources = {
+                "created": len(res.created),
+                "updated": len(res.updated),
+                "removed": len(res.removed),
+                "failed": len(res.failed),
+            }
         dates = window_dates(date, opts.scan_days)
         _refresh_day_pages(ctx, dates)
         scanned = scan_daily(ws, dates)
@@ -522,8 +562,12 @@ async def _run_locked(base: Context, opts: DreamOptions, date: str) -> DreamSumm
             failed_paths: set[str] = set()
             for out in outcomes:
                 if out.ok:
-                    key = {"CREATE": "created", "CORROBORATE": "corroborated", "REFINE": "refined",
-                           "CORRECT": "corrected"}[out.action or "REFINE"]
+                    key = {
+                        "CREATE": "created",
+                        "CORROBORATE": "corroborated",
+                        "REFINE": "refined",
+                        "CORRECT": "corrected",
+                    }[out.action or "REFINE"]
                     setattr(summary, key, getattr(summary, key) + 1)
                     summary.nodes.append({"path": out.path or "", "action": out.action or "", "unit": out.unit.name})
                     if out.path:
@@ -548,8 +592,9 @@ async def _run_locked(base: Context, opts: DreamOptions, date: str) -> DreamSumm
     return summary
 
 
-def _finish(ctx: DreamContext, recorder: gitlog.ChangeRecorder, summary: DreamSummary,
-            catalog_before: dict[str, Any]) -> None:
+def _finish(
+    ctx: DreamContext, recorder: gitlog.ChangeRecorder, summary: DreamSummary, catalog_before: dict[str, Any]
+) -> None:
     ws = ctx.workspace
     changes = recorder.changes()
     if not changes and not catalog_before:
@@ -559,16 +604,27 @@ def _finish(ctx: DreamContext, recorder: gitlog.ChangeRecorder, summary: DreamSu
             summary.commit = gitlog.git_commit(ws, [c["path"] for c in changes], _commit_message(summary), summary.run)
         except ReMeError as exc:
             summary.error = (summary.error + "; " if summary.error else "") + f"git commit skipped: {exc}"
-    gitlog.save_run(ws, summary.run, recorder, {
-        "date": summary.date, "summary": asdict(summary), "commit": summary.commit,
-        "catalog_before": catalog_before, "finished": _dt.datetime.now().isoformat(timespec="seconds"),
-    })
+    gitlog.save_run(
+        ws,
+        summary.run,
+        recorder,
+        {
+            "date": summary.date,
+            "summary": asdict(summary),
+            "commit": summary.commit,
+            "catalog_before": catalog_before,
+            "finished": _dt.datetime.now().isoformat(timespec="seconds"),
+        },
+    )
 
 
 def _commit_message(s: DreamSummary) -> str:
-    lines = [f"reme dream {s.date}: {s.created} created, {s.corroborated} corroborated, {s.refined} refined, "
-             f"{s.corrected} corrected, {s.failed} failed", "",
-             f"scanned {s.scanned}, changed {s.changed}, units {s.units}, topics {s.topics}, tokens {s.tokens}"]
+    lines = [
+        f"reme dream {s.date}: {s.created} created, {s.corroborated} corroborated, {s.refined} refined, "
+        f"{s.corrected} corrected, {s.failed} failed",
+        "",
+        f"scanned {s.scanned}, changed {s.changed}, units {s.units}, topics {s.topics}, tokens {s.tokens}",
+    ]
     lines += [f"{n['action']} {n['path']}" for n in s.nodes]
     return "\n".join(lines)
 

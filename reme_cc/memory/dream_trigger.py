@@ -71,5 +71,6 @@ def _spawn(ws: Workspace) -> None:
     from .. import bootstrap
 
     argv = bootstrap.reme_argv("--workspace", str(ws.root), "dream")
-    bootstrap.spawn_detached(argv, ws.logs / "dream-auto.log",
-                             env={"REME_WORKSPACE": str(ws.root), "REME_AUTO_DREAM": "1"})
+    bootstrap.spawn_detached(
+        argv, ws.logs / "dream-auto.log", env={"REME_WORKSPACE": str(ws.root), "REME_AUTO_DREAM": "1"}
+    )

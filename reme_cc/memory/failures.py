@@ -26,18 +26,33 @@ WHAT = {"recorder": "memory recording", "dream": "the dream", "resource": "resou
 
 # (pattern in the error text, the cause in a few words, the fix); the first that matches wins
 CAUSES: tuple[tuple[str, str, str], ...] = (
-    (r"not logged in|please run /login|oauth token|no api key", "not logged in",
-     "run /login in Claude Code (or set ANTHROPIC_API_KEY)"),
-    (r"invalid x-api-key|invalid api key|authentication_error|\b401\b", "the API key was refused",
-     "check ANTHROPIC_API_KEY, or run /login in Claude Code"),
+    (
+        r"not logged in|please run /login|oauth token|no api key",
+        "not logged in",
+        "run /login in Claude Code (or set ANTHROPIC_API_KEY)",
+    ),
+    (
+        r"invalid x-api-key|invalid api key|authentication_error|\b401\b",
+        "the API key was refused",
+        "check ANTHROPIC_API_KEY, or run /login in Claude Code",
+    ),
     (r"credit balance|billing", "the API account has no credit left", "add credit to the Anthropic account"),
-    (r"daily recorder cap reached", "today's cap is reached",
-     "raise daily_recorder_runs / daily_recorder_tokens in config.json, or wait for tomorrow"),
+    (
+        r"daily recorder cap reached",
+        "today's cap is reached",
+        "raise daily_recorder_runs / daily_recorder_tokens in config.json, or wait for tomorrow",
+    ),
     (r"rate.?limit|\b429\b", "the API is rate limiting", "nothing: it retries at the next session"),
-    (r"overloaded|\b529\b|\b5\d\d\b|api error|internal server error", "the API failed",
-     "nothing: it retries at the next session"),
-    (r"python environment|could not prepare|no module named|importerror|launch\.py --rebuild",
-     "the plugin's environment is broken", "run `python3 <plugin>/scripts/launch.py --rebuild` (path in `reme-cc doctor`)"),
+    (
+        r"overloaded|\b529\b|\b5\d\d\b|api error|internal server error",
+        "the API failed",
+        "nothing: it retries at the next session",
+    ),
+    (
+        r"python environment|could not prepare|no module named|importerror|launch\.py --rebuild",
+        "the plugin's environment is broken",
+        "run `python3 <plugin>/scripts/launch.py --rebuild` (path in `reme-cc doctor`)",
+    ),
     (r"timed? ?out|timeout", "the agent timed out", "nothing: it retries at the next session"),
 )
 
@@ -88,8 +103,9 @@ def record_failure(ws: Workspace, agent: str, error: str) -> Failure:
     with ws.lock("failures", timeout=10):
         data = _read(ws)
         old = data.get(agent) if isinstance(data.get(agent), dict) else {}
-        failure = Failure(agent, int(old.get("count", 0)) + 1, str(old.get("since") or now), now, cause, fix,
-                          error.strip()[:300])
+        failure = Failure(
+            agent, int(old.get("count", 0)) + 1, str(old.get("since") or now), now, cause, fix, error.strip()[:300]
+        )
         data[agent] = asdict(failure)
         _write(ws, data)
     return failure
@@ -121,8 +137,17 @@ def current(ws: Workspace) -> list[Failure]:
     out = []
     for agent, row in _read(ws).items():
         try:
-            out.append(Failure(agent, int(row["count"]), str(row["since"]), str(row["last"]), str(row["cause"]),
-                               str(row["fix"]), str(row.get("error", ""))))
+            out.append(
+                Failure(
+                    agent,
+                    int(row["count"]),
+                    str(row["since"]),
+                    str(row["last"]),
+                    str(row["cause"]),
+                    str(row["fix"]),
+                    str(row.get("error", "")),
+                )
+            )
         except (KeyError, TypeError, ValueError):
             continue
     return sorted(out, key=lambda f: f.since)

@@ -90,13 +90,18 @@ class ChangeRecorder:
 def _git(root: Path, *args: str, check: bool = True, input: str | None = None) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, GIT_TERMINAL_PROMPT="0")
     # a workspace repo may have no identity configured; give commits a neutral one then
-    for var, val in (("GIT_AUTHOR_NAME", "reme-cc"), ("GIT_AUTHOR_EMAIL", "reme-cc@localhost"),
-                     ("GIT_COMMITTER_NAME", "reme-cc"), ("GIT_COMMITTER_EMAIL", "reme-cc@localhost")):
+    for var, val in (
+        ("GIT_AUTHOR_NAME", "reme-cc"),
+        ("GIT_AUTHOR_EMAIL", "reme-cc@localhost"),
+        ("GIT_COMMITTER_NAME", "reme-cc"),
+        ("GIT_COMMITTER_EMAIL", "reme-cc@localhost"),
+    ):
         if not _git_identity_configured(root):
             env.setdefault(var, val)
     try:
-        proc = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, env=env,
-                              input=input, timeout=60)
+        proc = subprocess.run(
+            ["git", "-C", str(root), *args], capture_output=True, text=True, env=env, input=input, timeout=60
+        )
     except FileNotFoundError:
         raise ReMeError("git is not installed; install git or remove the workspace's .git folder") from None
     if check and proc.returncode != 0:
@@ -112,7 +117,9 @@ def _git_identity_configured(root: Path) -> bool:
     key = str(root)
     if key not in _IDENTITY:
         try:
-            proc = subprocess.run(["git", "-C", key, "config", "user.email"], capture_output=True, text=True, timeout=10)
+            proc = subprocess.run(
+                ["git", "-C", key, "config", "user.email"], capture_output=True, text=True, timeout=10
+            )
             _IDENTITY[key] = proc.returncode == 0 and bool(proc.stdout.strip())
         except (OSError, subprocess.SubprocessError):
             _IDENTITY[key] = False
@@ -153,8 +160,10 @@ def _reverted(ws: Workspace, commit: str) -> dict[str, bytes | None]:
     parent has it (None: absent), with git's checkout filters applied. Refused, like git revert,
     while the user has staged changes."""
     if _git(ws.root, "diff", "--cached", "--quiet", check=False).returncode != 0:
-        raise ConflictError(f"git revert of dream commit {commit[:10]} failed: your local changes would be "
-                            "overwritten by revert (commit or stash them); revert it by hand")
+        raise ConflictError(
+            f"git revert of dream commit {commit[:10]} failed: your local changes would be "
+            "overwritten by revert (commit or stash them); revert it by hand"
+        )
     names = _git(ws.root, "diff-tree", "-r", "-z", "--no-renames", "--no-commit-id", "--name-only", "--root", commit)
     parent = _git(ws.root, "rev-parse", "-q", "--verify", f"{commit}^", check=False).stdout.strip()
     out: dict[str, bytes | None] = {}
@@ -227,8 +236,12 @@ def undo_last_run(notes: NoteStore) -> dict[str, Any]:
         if commit:
             befores = _reverted(ws, commit)
         else:
-            befores = {ch["path"]: None if ch["before_sha"] is None
-                       else ws.read_bytes(f"{RUNS_DIR}/{run['run']}/before/{ch['path']}") for ch in run["changes"]}
+            befores = {
+                ch["path"]: None
+                if ch["before_sha"] is None
+                else ws.read_bytes(f"{RUNS_DIR}/{run['run']}/before/{ch['path']}")
+                for ch in run["changes"]
+            }
         for rel, before in befores.items():
             notes.restore(rel, before)
         if commit:

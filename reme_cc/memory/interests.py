@@ -23,7 +23,8 @@ import json
 import re
 import unicodedata
 from dataclasses import dataclass, field
-from typing import Any, Iterable
+from typing import Any
+from collections.abc import Iterable
 
 from ..errors import InvalidInputError
 from ..workspace import Workspace
@@ -40,7 +41,7 @@ class Topic:
     paths: list[str] = field(default_factory=list)
 
     @classmethod
-    def from_obj(cls, obj: Any) -> "Topic | None":
+    def from_obj(cls, obj: Any) -> Topic | None:
         """Build from loosely shaped model/YAML output; None when there is no usable title."""
         if isinstance(obj, str):
             obj = {"title": obj}
@@ -254,4 +255,3 @@ def latest_interests(ws: Workspace, on_or_before: str, max_days: int = 30) -> tu
         if topics:
             return d, topics
     return None, []
-

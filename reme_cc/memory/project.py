@@ -25,7 +25,8 @@ import re
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
+from collections.abc import Iterable, Mapping
 
 ALL = "all"  # the `project` parameter value that turns project preference off
 MAX_NAME_CHARS = 80
@@ -132,7 +133,7 @@ class Preference:
     others: bool = False
 
     @classmethod
-    def of(cls, param: str | None, current: str | None) -> "Preference":
+    def of(cls, param: str | None, current: str | None) -> Preference:
         """From a tool's ``project`` parameter: empty = prefer ``current``; "all" = off; a name = only it."""
         value = (param or "").strip()
         if not value:
@@ -159,7 +160,7 @@ class Preference:
             return GENERAL
         return CURRENT if self.current in names else OTHER
 
-    def for_team(self, project: str | None) -> "Preference":
+    def for_team(self, project: str | None) -> Preference:
         """For a repository's team memory: its unlabelled notes are ``project``'s, written by others."""
         return Preference(self.current, self.only, project, others=True)
 

@@ -31,8 +31,13 @@ def _cards(ws: Workspace) -> list[str]:
     root = ws.root / "daily"
     if not root.is_dir():
         return []
-    return sorted(ws.relpath(p) for day in root.iterdir() if day.is_dir() and DATE_RE.match(day.name)
-                  for p in day.glob("*.md") if p.is_file() and not p.is_symlink())
+    return sorted(
+        ws.relpath(p)
+        for day in root.iterdir()
+        if day.is_dir() and DATE_RE.match(day.name)
+        for p in day.glob("*.md")
+        if p.is_file() and not p.is_symlink()
+    )
 
 
 def _conversation_cwd(ws: Workspace, link: object) -> str | None:
@@ -70,7 +75,7 @@ def backfill_projects(ctx: Context) -> BackfillReport:
             name, root = note.meta.get("project"), note.meta.get("project_root")
             if isinstance(name, str) and isinstance(root, str):
                 known.setdefault(name, root)  # names already given stay; newcomers are qualified
-        for rel, (text, note) in notes.items():
+        for rel, (_text, note) in notes.items():
             if note.meta.get("project") or "source_conversation" not in note.meta:
                 continue
             if note.error:

@@ -18,7 +18,8 @@ import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any
+from collections.abc import Callable
 
 from ..errors import LockedError, NotFoundError
 from ..workspace import Workspace
@@ -113,14 +114,22 @@ def start_line(entries: list[tuple[int, dict[str, Any]]], cursor: dict[str, Any]
     return entries[-1][0] + 1 if entries else 0
 
 
-def advance(ws: Workspace, kind: str, session_id: str, entries: list[tuple[int, dict[str, Any]]], line: int,
-            cursor: dict[str, Any], recorded: bool) -> None:
+def advance(
+    ws: Workspace,
+    kind: str,
+    session_id: str,
+    entries: list[tuple[int, dict[str, Any]]],
+    line: int,
+    cursor: dict[str, Any],
+    recorded: bool,
+) -> None:
     """Move the cursor to ``line`` (once what is before it is safely recorded)."""
     last = next((e for ln, e in reversed(entries) if ln <= line), None)
     if last is None:
         return
-    cursor.update({"line": line, "uuid": last.get("uuid"), "timestamp": last.get("timestamp"),
-                   "updated_at": time.time()})
+    cursor.update(
+        {"line": line, "uuid": last.get("uuid"), "timestamp": last.get("timestamp"), "updated_at": time.time()}
+    )
     if recorded:
         cursor["recorded_at"] = time.time()
     save_cursor(ws, kind, session_id, cursor)

@@ -14,7 +14,8 @@ import datetime as dt
 import json
 import re
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
+from collections.abc import Iterable
 
 from .untrusted import neutralise
 
@@ -24,9 +25,19 @@ TOOL_INPUT_CHARS = 160
 
 # Whole elements Claude Code injects into user turns; removed with their content.
 _BOILERPLATE_TAGS = (
-    "system-reminder", "command-name", "command-message", "command-args", "command-contents",
-    "local-command-stdout", "local-command-stderr", "local-command-caveat", "task-notification",
-    "user-prompt-submit-hook", "bash-stdout", "bash-stderr", "tools-used-before-summary",
+    "system-reminder",
+    "command-name",
+    "command-message",
+    "command-args",
+    "command-contents",
+    "local-command-stdout",
+    "local-command-stderr",
+    "local-command-caveat",
+    "task-notification",
+    "user-prompt-submit-hook",
+    "bash-stdout",
+    "bash-stderr",
+    "tools-used-before-summary",
 )
 # An opening tag of one of them (bounded attributes); its closer is searched for with str.find.
 _OPEN_RE = re.compile(r"<(%s|bash-input)\b[^<>]{0,200}>" % "|".join(map(re.escape, _BOILERPLATE_TAGS)))
@@ -38,9 +49,19 @@ _DROP_PREFIXES = (
 )
 # the most telling argument of common Claude Code tools, for the one-line call summary
 _KEY_ARG = {
-    "Bash": "command", "Read": "file_path", "Write": "file_path", "Edit": "file_path", "MultiEdit": "file_path",
-    "NotebookEdit": "notebook_path", "Glob": "pattern", "Grep": "pattern", "WebFetch": "url",
-    "WebSearch": "query", "Agent": "description", "Task": "description", "Skill": "skill",
+    "Bash": "command",
+    "Read": "file_path",
+    "Write": "file_path",
+    "Edit": "file_path",
+    "MultiEdit": "file_path",
+    "NotebookEdit": "notebook_path",
+    "Glob": "pattern",
+    "Grep": "pattern",
+    "WebFetch": "url",
+    "WebSearch": "query",
+    "Agent": "description",
+    "Task": "description",
+    "Skill": "skill",
 }
 
 

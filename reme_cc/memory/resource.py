@@ -25,7 +25,8 @@ import json
 import re
 import unicodedata
 from dataclasses import dataclass, field
-from typing import Any, Awaitable, Callable
+from typing import Any
+from collections.abc import Awaitable, Callable
 
 from ..errors import ReMeError
 from ..index.sync import refused_name
@@ -73,8 +74,12 @@ class ResourceReport:
         return self.created + self.updated + self.removed
 
     def text(self) -> str:
-        parts = [f"{len(self.created)} created", f"{len(self.updated)} updated", f"{len(self.removed)} removed",
-                 f"{self.unchanged} unchanged"]
+        parts = [
+            f"{len(self.created)} created",
+            f"{len(self.updated)} updated",
+            f"{len(self.removed)} removed",
+            f"{self.unchanged} unchanged",
+        ]
         if self.listed:
             parts.append(f"{len(self.listed)} listed only")
         if self.failed:
@@ -136,8 +141,15 @@ def classify(ctx: Context, f: Found) -> Resource:
     sha = digest.hexdigest()
     if documents.is_document(f.path):
         if f.size > documents.MAX_DOCUMENT_BYTES:
-            return Resource(f.path, f.date, f.size, f.mtime_ns, sha, "oversized",
-                            f"larger than {documents.MAX_DOCUMENT_BYTES // (1024 * 1024)} MB")
+            return Resource(
+                f.path,
+                f.date,
+                f.size,
+                f.mtime_ns,
+                sha,
+                "oversized",
+                f"larger than {documents.MAX_DOCUMENT_BYTES // (1024 * 1024)} MB",
+            )
         return Resource(f.path, f.date, f.size, f.mtime_ns, sha, "document")
     if documents.is_image(f.path):
         info = documents.image_info(path)
@@ -146,8 +158,9 @@ def classify(ctx: Context, f: Found) -> Resource:
     if ext not in RESOURCE_TEXT_EXTS or looks_binary(head):
         return Resource(f.path, f.date, f.size, f.mtime_ns, sha, "binary", "a binary file")
     if f.size > MAX_TEXT_BYTES:
-        return Resource(f.path, f.date, f.size, f.mtime_ns, sha, "oversized",
-                        f"larger than {MAX_TEXT_BYTES // 1_000_000} MB")
+        return Resource(
+            f.path, f.date, f.size, f.mtime_ns, sha, "oversized", f"larger than {MAX_TEXT_BYTES // 1_000_000} MB"
+        )
     return Resource(f.path, f.date, f.size, f.mtime_ns, sha, "text")
 
 
@@ -216,11 +229,17 @@ def listed_card(res: Resource, why: str | None = None) -> tuple[str, str]:
     """(name, card) for a resource we do not interpret: what it is, never what it says."""
     name = res.path.rsplit("/", 1)[-1]
     why = why or res.why or "a binary file"
-    meta = {"name": name, "description": f"Resource {name} ({res.size:,} bytes; {why}; listed, not interpreted)",
-            "source_resource": link_of(res.path), "resource_sha256": res.sha256}
+    meta = {
+        "name": name,
+        "description": f"Resource {name} ({res.size:,} bytes; {why}; listed, not interpreted)",
+        "source_resource": link_of(res.path),
+        "resource_sha256": res.sha256,
+    }
     hint = "`read_image` shows it." if res.kind == "image" else "Open it directly to see its contents."
-    body = (f"# {name}\n\nThe resource {link_of(res.path)} is {why} ({res.size:,} bytes), so it is listed "
-            f"here without being read. {hint}\n")
+    body = (
+        f"# {name}\n\nThe resource {link_of(res.path)} is {why} ({res.size:,} bytes), so it is listed "
+        f"here without being read. {hint}\n"
+    )
     return name, render_note(meta, body)
 
 
@@ -352,10 +371,12 @@ def resource_prompt(ctx: Context, res: Resource, text: str) -> str:
         attrs += f' outline="true" full_chars="{len(text)}"'
     recent = recent_cards(ctx, res.date)
     context = "\n".join(recent) if recent else "(none)"
-    return (f"Resource: {res.path} (date {res.date}, {what})\n\n"
-            f"<resource {attrs}>\n{neutralise(body, PROMPT_TAGS)}\n</resource>\n\n"
-            f"<recent_daily_cards>\n{neutralise(context, PROMPT_TAGS)}\n</recent_daily_cards>\n\n"
-            "Answer with the card only.")
+    return (
+        f"Resource: {res.path} (date {res.date}, {what})\n\n"
+        f"<resource {attrs}>\n{neutralise(body, PROMPT_TAGS)}\n</resource>\n\n"
+        f"<recent_daily_cards>\n{neutralise(context, PROMPT_TAGS)}\n</recent_daily_cards>\n\n"
+        "Answer with the card only."
+    )
 
 
 async def agent_summarize(ctx: Context, res: Resource, text: str) -> tuple[str, int]:

@@ -53,8 +53,12 @@ def locate(cwd: str | os.PathLike[str], personal_root: Path | None = None) -> Te
         return TeamFolder(repo, None)
     real, real_repo = folder.resolve(), repo.resolve()
     if real != real_repo and real_repo not in real.parents:
-        return TeamFolder(repo, None, f"{folder} points outside the repository (to {real}); "
-                                      "not used as team memory — make it a real folder inside the repository")
+        return TeamFolder(
+            repo,
+            None,
+            f"{folder} points outside the repository (to {real}); "
+            "not used as team memory — make it a real folder inside the repository",
+        )
     if personal_root is not None and real == Path(personal_root).resolve():
         return TeamFolder(repo, None, personal=True)  # the personal workspace lives here: one workspace
     return TeamFolder(repo, real)
@@ -77,7 +81,11 @@ def ensure_gitignore(root: Path) -> str | None:
     except OSError as exc:
         if os.path.islink(path):
             return f"{path} is a symlink; reme does not write through it (make it a regular file to let reme add metadata/)"
-        return None if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM) else f"cannot update {path}: {exc.strerror or exc}"
+        return (
+            None
+            if exc.errno in (errno.EROFS, errno.EACCES, errno.EPERM)
+            else f"cannot update {path}: {exc.strerror or exc}"
+        )
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return f"{path} is not a regular file; left alone"
@@ -104,8 +112,9 @@ def create_folder(repo: Path) -> Path:
         if not path.exists():
             path.write_text(GITIGNORE, encoding="utf-8")
     except OSError as exc:
-        raise ReMeError(f"cannot create the team memory folder {folder}: {exc.strerror or exc}; "
-                        "check the repository's permissions") from None
+        raise ReMeError(
+            f"cannot create the team memory folder {folder}: {exc.strerror or exc}; check the repository's permissions"
+        ) from None
     ensure_gitignore(folder)
     return folder
 
@@ -118,7 +127,9 @@ SHARED_KEYS = ("name", "description", "tags", "aliases", "type", "kind", "status
 NOT_WRITTEN = 3  # exit code of `reme-cc share` that showed the node and wrote nothing (no --yes)
 _ANY_WIKILINK = re.compile(r"\[\[([^\[\]\n]{1,500})\]\]")  # also in code, which the link parser skips
 # a file of a layer named in the text (`cat session/claude_code/s1.jsonl`); "daily/ and digest/" is prose
-_LAYER_PATH = re.compile(r"(?<![\w/.-])(?:daily|session|resource|digest)/[^\s\[\]()|#`'\"<>]*\.[A-Za-z0-9]{1,10}(?![\w-])")
+_LAYER_PATH = re.compile(
+    r"(?<![\w/.-])(?:daily|session|resource|digest)/[^\s\[\]()|#`'\"<>]*\.[A-Za-z0-9]{1,10}(?![\w-])"
+)
 _OTHER_HOME = re.compile(r"(?<![\w.~/-])(?:/home/|/Users/|[A-Za-z]:\\Users\\)[^/\\\s'\"`<>:]+(?=[/\\\s'\"`<>):,;.]|$)")
 
 
@@ -136,18 +147,26 @@ class ShareResult:
     dropped_keys: list[str] = field(default_factory=list)
 
     def left_out(self) -> str:
-        parts = [f"{n} {what}" for n, what in (
-            (self.private_spans, "<private> span(s) removed"),
-            (self.links_to_text, "link(s) to personal notes written as plain text"),
-            (self.emails, "e-mail address(es) redacted"), (self.home_paths, "home path(s) written as ~"),
-            (self.redactions, "secret(s) redacted")) if n]
+        parts = [
+            f"{n} {what}"
+            for n, what in (
+                (self.private_spans, "<private> span(s) removed"),
+                (self.links_to_text, "link(s) to personal notes written as plain text"),
+                (self.emails, "e-mail address(es) redacted"),
+                (self.home_paths, "home path(s) written as ~"),
+                (self.redactions, "secret(s) redacted"),
+            )
+            if n
+        ]
         if self.dropped_keys:
             parts.append("personal frontmatter keys dropped: " + ", ".join(self.dropped_keys))
         return "; ".join(parts) or "nothing personal found"
 
     def preview(self) -> str:
-        return (f"{self.source} -> {self.dest}\nleft out: {self.left_out()}\n"
-                f"----- the file as it will be written -----\n{self.content.rstrip()}\n----- end -----")
+        return (
+            f"{self.source} -> {self.dest}\nleft out: {self.left_out()}\n"
+            f"----- the file as it will be written -----\n{self.content.rstrip()}\n----- end -----"
+        )
 
     def text(self) -> str:
         out = f"shared {self.source} -> {self.dest} ({self.left_out()})"
@@ -200,7 +219,11 @@ class _Cleaner:
         text = self._home_paths(text)
         text, emails = hide_emails(text)
         text, counts = redact_counts(text)
-        self.spans, self.emails, self.secrets = self.spans + spans, self.emails + emails, self.secrets + sum(counts.values())
+        self.spans, self.emails, self.secrets = (
+            self.spans + spans,
+            self.emails + emails,
+            self.secrets + sum(counts.values()),
+        )
         return text
 
     def _kept(self, target: str) -> bool:
@@ -219,7 +242,7 @@ class _Cleaner:
 
         for link in sorted(parse_links(text), key=lambda l: -l.start):
             if not self._kept(link.target):
-                text = text[: link.start] + _plain(self.ws, link.target, link.alias) + text[link.end:]
+                text = text[: link.start] + _plain(self.ws, link.target, link.alias) + text[link.end :]
                 self.links += 1
 
         def raw_link(m: re.Match[str]) -> str:  # in code: the same plain text
@@ -275,25 +298,35 @@ def plan_share(ctx: Any, node: str, cwd: str | os.PathLike[str]) -> ShareResult:
     ws: Workspace = ctx.workspace
     rel = ws.normalize(node)
     if not rel.startswith("digest/") or not rel.endswith(".md"):
-        raise InvalidInputError(f"share takes a digest node (digest/…/x.md), not {rel}: daily cards and "
-                                "conversations stay in the personal workspace")
+        raise InvalidInputError(
+            f"share takes a digest node (digest/…/x.md), not {rel}: daily cards and "
+            "conversations stay in the personal workspace"
+        )
     found = locate(cwd, ws.root)
     if found is None:
-        raise ReMeError(f"{os.fspath(cwd)} is not inside a git repository; run share from the repository "
-                        "whose team memory should get the node")
+        raise ReMeError(
+            f"{os.fspath(cwd)} is not inside a git repository; run share from the repository "
+            "whose team memory should get the node"
+        )
     if found.problem:
         raise ReMeError(found.problem)
     if found.personal:
-        raise ReMeError(f"{found.repo / TEAM_DIR} is your personal workspace; point REME_WORKSPACE elsewhere "
-                        "to keep a separate team memory in this repository")
+        raise ReMeError(
+            f"{found.repo / TEAM_DIR} is your personal workspace; point REME_WORKSPACE elsewhere "
+            "to keep a separate team memory in this repository"
+        )
     try:
         text, clean, dropped = shareable_text(ws, rel, found.root)
     except NotFoundError:
-        raise NotFoundError(f"{rel} does not exist in the personal workspace; find it with `reme-cc node-search`") from None
+        raise NotFoundError(
+            f"{rel} does not exist in the personal workspace; find it with `reme-cc node-search`"
+        ) from None
     dest = (found.root or found.repo / TEAM_DIR) / rel
     if os.path.lexists(dest):
         raise ReMeError(f"{dest} already exists in the team memory; edit it there (it merges like any file)")
-    return ShareResult(rel, dest, False, clean.links, clean.secrets, text, clean.emails, clean.spans, clean.homes, dropped)
+    return ShareResult(
+        rel, dest, False, clean.links, clean.secrets, text, clean.emails, clean.spans, clean.homes, dropped
+    )
 
 
 def share(ctx: Any, node: str, cwd: str | os.PathLike[str], *, move: bool = False) -> ShareResult:
@@ -307,7 +340,9 @@ def share(ctx: Any, node: str, cwd: str | os.PathLike[str], *, move: bool = Fals
     ensure_gitignore(folder)
     team = team_workspace(folder, ws)  # its derived state, if any, stays out of the repository
     if os.path.lexists(folder / plan.source):
-        raise ReMeError(f"{folder / plan.source} already exists in the team memory; edit it there (it merges like any file)")
+        raise ReMeError(
+            f"{folder / plan.source} already exists in the team memory; edit it there (it merges like any file)"
+        )
     from ..notes.store import NoteStore
 
     try:  # through the team's note service (its lock; no symlink followed). Not its evidence rule: the
@@ -334,8 +369,13 @@ def _cmd_share(args: Any) -> int:
             import json
 
             done = share(ctx, plan.source, os.getcwd(), move=args.move) if args.yes and not args.dry_run else None
-            print(json.dumps({"written": done is not None, **dataclasses.asdict(done or plan),
-                              "dest": str((done or plan).dest)}, ensure_ascii=False, indent=2))
+            print(
+                json.dumps(
+                    {"written": done is not None, **dataclasses.asdict(done or plan), "dest": str((done or plan).dest)},
+                    ensure_ascii=False,
+                    indent=2,
+                )
+            )
             return 0 if done or args.dry_run else NOT_WRITTEN
         print(plan.preview())
         if args.dry_run:
@@ -343,8 +383,10 @@ def _cmd_share(args: Any) -> int:
             return 0
         if not args.yes:
             if not sys.stdin or not sys.stdin.isatty():
-                print(f"nothing written: check the text above, then run `reme-cc share {plan.source} --yes` to write it",
-                      file=sys.stderr)
+                print(
+                    f"nothing written: check the text above, then run `reme-cc share {plan.source} --yes` to write it",
+                    file=sys.stderr,
+                )
                 return NOT_WRITTEN
             answer = input(f"Write it to {plan.dest}? [y/N] ")
             if answer.strip().lower() not in ("y", "yes"):
@@ -360,12 +402,14 @@ def register_cli(subparsers: Any) -> None:
     import argparse
 
     p = subparsers.add_parser(
-        "share", help="Copy a digest node into this repository's team memory (.reme/).",
+        "share",
+        help="Copy a digest node into this repository's team memory (.reme/).",
         description="Copy (--move: move) a digest node into the team memory of the git repository you are in "
-                    "(<repo>/.reme/, created on first use). What would be written is shown first: <private> "
-                    "spans, links to personal notes, personal frontmatter keys, e-mail addresses, home paths and "
-                    "secrets are left out. In a terminal it asks before writing; elsewhere it writes only with "
-                    f"--yes (exit code {NOT_WRITTEN}: shown, nothing written). Commit the file to share it.")
+        "(<repo>/.reme/, created on first use). What would be written is shown first: <private> "
+        "spans, links to personal notes, personal frontmatter keys, e-mail addresses, home paths and "
+        "secrets are left out. In a terminal it asks before writing; elsewhere it writes only with "
+        f"--yes (exit code {NOT_WRITTEN}: shown, nothing written). Commit the file to share it.",
+    )
     p.add_argument("node", help="the digest node, e.g. digest/procedure/run-the-tests.md")
     p.add_argument("--move", action="store_true", help="remove it from the personal workspace afterwards")
     p.add_argument("--yes", "-y", action="store_true", help="write without asking")

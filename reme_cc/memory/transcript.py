@@ -29,7 +29,8 @@ import re
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
+from collections.abc import Iterator
 
 from ..errors import InvalidInputError
 from ..workspace import Workspace, atomic_write

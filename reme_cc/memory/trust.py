@@ -49,13 +49,18 @@ def load(ws_root: Path) -> dict[str, dict[str, Any]]:
     except FileNotFoundError:
         return {}
     except (OSError, ValueError) as exc:
-        raise ReMeError(f"the trust list {path} cannot be read ({exc}); fix it, or delete it to start over "
-                        "(every repository is then undecided)") from None
+        raise ReMeError(
+            f"the trust list {path} cannot be read ({exc}); fix it, or delete it to start over "
+            "(every repository is then undecided)"
+        ) from None
     repos = data.get("repositories") if isinstance(data, dict) else None
-    if not isinstance(repos, dict) or not all(isinstance(v, dict) and isinstance(v.get("trusted"), bool)
-                                              for v in repos.values()):
-        raise ReMeError(f"the trust list {path} is not in the expected shape ({{\"repositories\": {{path: "
-                        "{\"trusted\": true|false}}}}); fix it, or delete it to start over")
+    if not isinstance(repos, dict) or not all(
+        isinstance(v, dict) and isinstance(v.get("trusted"), bool) for v in repos.values()
+    ):
+        raise ReMeError(
+            f'the trust list {path} is not in the expected shape ({{"repositories": {{path: '
+            '{"trusted": true|false}}}}); fix it, or delete it to start over'
+        )
     return repos
 
 
@@ -94,8 +99,10 @@ def repository_of(folder: str | os.PathLike[str]) -> Path:
         raise InvalidInputError(f"{path} is not a folder; give a folder inside the repository to trust")
     root, is_git = find_root(path)
     if not is_git:
-        raise InvalidInputError(f"{path} is not inside a git repository; team memory lives in a repository's "
-                                ".reme/ folder: run this in (or name) that repository")
+        raise InvalidInputError(
+            f"{path} is not inside a git repository; team memory lives in a repository's "
+            ".reme/ folder: run this in (or name) that repository"
+        )
     return root
 
 
@@ -107,8 +114,10 @@ def status(ws_root: Path, repo: str | os.PathLike[str] | None) -> dict[str, Any]
     except ReMeError as exc:
         return {"team_trusted": None, "trusted_repositories": [], "trust_problem": str(exc)}
     entry = repos.get(repo_key(repo)) if repo else None
-    return {"team_trusted": entry["trusted"] if entry else None,
-            "trusted_repositories": sorted(k for k, v in repos.items() if v["trusted"])}
+    return {
+        "team_trusted": entry["trusted"] if entry else None,
+        "trusted_repositories": sorted(k for k, v in repos.items() if v["trusted"]),
+    }
 
 
 # ---- reme-cc trust ----------------------------------------------------------------------------------
@@ -127,8 +136,10 @@ def _cmd_trust(args: Any) -> int:
         if not repos:
             print(f"no repository decided yet ({trust_file(root)})")
         for key, entry in sorted(repos.items()):
-            print(f"{'trusted ' if entry['trusted'] else 'declined'}  {json.dumps(key, ensure_ascii=False)[1:-1]}  "
-                  f"(since {entry.get('decided', '?')})")
+            print(
+                f"{'trusted ' if entry['trusted'] else 'declined'}  {json.dumps(key, ensure_ascii=False)[1:-1]}  "
+                f"(since {entry.get('decided', '?')})"
+            )
         return 0
     if not root.is_dir():
         raise InvalidInputError(f"the memory workspace {root} does not exist; run `reme-cc init` first")
@@ -137,15 +148,27 @@ def _cmd_trust(args: Any) -> int:
     found = locate(repo, root)
     shown = json.dumps(key, ensure_ascii=False)[1:-1]  # a path with control characters stays one line
     if as_json:
-        print(json.dumps({"repository": key, "trusted": not args.revoke,
-                          "problem": found.problem if found is not None else None}, ensure_ascii=False))
+        print(
+            json.dumps(
+                {
+                    "repository": key,
+                    "trusted": not args.revoke,
+                    "problem": found.problem if found is not None else None,
+                },
+                ensure_ascii=False,
+            )
+        )
         return 0
     if args.revoke:
-        print(f"declined the team memory of {shown}: the SessionStart brief leaves it out and no longer asks; "
-              "search still finds its notes, labelled as written by others")
+        print(
+            f"declined the team memory of {shown}: the SessionStart brief leaves it out and no longer asks; "
+            "search still finds its notes, labelled as written by others"
+        )
     else:
-        print(f"trusted the team memory of {shown} ({TEAM_DIR}/): new sessions' brief lists its notes, "
-              "in a section of their own, as written by others")
+        print(
+            f"trusted the team memory of {shown} ({TEAM_DIR}/): new sessions' brief lists its notes, "
+            "in a section of their own, as written by others"
+        )
     if found is not None and found.problem:
         print(f"note: {found.problem}")
     elif found is not None and found.root is None and not found.personal:
@@ -157,10 +180,12 @@ def register_cli(subparsers: Any) -> None:
     import argparse
 
     p = subparsers.add_parser(
-        "trust", help="Trust (or, with --revoke, decline) a repository's team memory for the session brief.",
+        "trust",
+        help="Trust (or, with --revoke, decline) a repository's team memory for the session brief.",
         description="A repository's team memory (.reme/) is written by others. The SessionStart brief lists its "
-                    "notes only for a repository you trust; search finds them anyway, labelled. The list is "
-                    f"{FILE_NAME} in your memory workspace (no tool can change it).")
+        "notes only for a repository you trust; search finds them anyway, labelled. The list is "
+        f"{FILE_NAME} in your memory workspace (no tool can change it).",
+    )
     p.add_argument("dir", nargs="?", default=None, help="a folder inside the repository (default: the current one)")
     group = p.add_mutually_exclusive_group()
     group.add_argument("--revoke", action="store_true", help="decline it: left out of the brief, never asked again")

@@ -17,7 +17,7 @@ Standard library only (the SessionStart hook builds the brief with the system py
 from __future__ import annotations
 
 import re
-from typing import Iterable
+from collections.abc import Iterable
 
 from ..notes.text import unsafe_char
 
@@ -74,8 +74,10 @@ def neutralise(text: str, tags: Iterable[str] = (), *, headings: bool = False) -
     if names and "<" in text:
         # spread over lines too ('<', a newline, '/memory-notes', a newline, '>' still reads as the
         # closer), and without its '>' (a closer cut at the end of a line)
-        pattern = re.compile(r"<(%s/?%s(?:%s)(?![\w-]))([^<>]{0,200}>)?" % (_BLANK, _BLANK, "|".join(map(re.escape, names))),
-                             re.IGNORECASE)
+        pattern = re.compile(
+            r"<(%s/?%s(?:%s)(?![\w-]))([^<>]{0,200}>)?" % (_BLANK, _BLANK, "|".join(map(re.escape, names))),
+            re.IGNORECASE,
+        )
         text = pattern.sub(lambda m: f"&lt;{m[1]}" + (f"{m[2][:-1]}&gt;" if m[2] else ""), text)
     if headings and "#" in text:
         text = _HEADING_LINE.sub(r"\1\\\2", text)

@@ -35,8 +35,9 @@ def read_usage(ws: Workspace, date: str | None = None) -> dict[str, Any]:
     return {"date": date, "agents": agents}
 
 
-def add_usage(ws: Workspace, agent: str, *, runs: int = 1, input_tokens: int = 0, output_tokens: int = 0,
-              date: str | None = None) -> dict[str, Any]:
+def add_usage(
+    ws: Workspace, agent: str, *, runs: int = 1, input_tokens: int = 0, output_tokens: int = 0, date: str | None = None
+) -> dict[str, Any]:
     date = date or today()
     with ws.lock("usage", timeout=10):  # read-modify-write shared by concurrent recorders
         data = read_usage(ws, date)

@@ -40,7 +40,7 @@ import re
 import threading
 from array import array
 from dataclasses import dataclass, field
-from typing import Iterable
+from collections.abc import Iterable
 
 from ..errors import InvalidInputError
 from .formats import format_of
@@ -271,7 +271,7 @@ def _chunk_pages(text: str, max_chars: int) -> list[Chunk]:
     lines = split_lines(text)
     starts = sorted(page_lines(text).items())
     chunks: list[Chunk] = []
-    for k, (page, header) in enumerate(starts):
+    for k, (_page, header) in enumerate(starts):
         end = starts[k + 1][1] - 1 if k + 1 < len(starts) else len(lines)  # 1-based, inclusive
         heading = lines[header - 1]
         body = "\n".join(lines[header:end])  # the lines after the header
@@ -332,7 +332,7 @@ class _Section:
     start: int  # heading line (or -1 for the root)
     heading_end: int
     blocks: list[_Block] = field(default_factory=list)
-    children: list["_Section"] = field(default_factory=list)
+    children: list[_Section] = field(default_factory=list)
     end: int = -1
 
 
@@ -383,8 +383,12 @@ class _MarkdownChunker:
             try:
                 return self._ast_blocks(body)
             except Exception as exc:  # noqa: BLE001 - a mistletoe bug on odd input must not stop indexing
-                log.warning("%s: the Markdown parser failed (%s: %s); chunked by the plain line scan instead",
-                            self.path, type(exc).__name__, exc)
+                log.warning(
+                    "%s: the Markdown parser failed (%s: %s); chunked by the plain line scan instead",
+                    self.path,
+                    type(exc).__name__,
+                    exc,
+                )
         return self._scan_blocks()
 
     def _ast_blocks(self, body: list[str]) -> list[_Block]:
@@ -479,7 +483,12 @@ class _MarkdownChunker:
                 i += 1
                 continue
             j = i
-            while j + 1 < n and lines[j + 1].strip() and not _ATX_RE.match(lines[j + 1]) and fence_opening(lines[j + 1]) is None:
+            while (
+                j + 1 < n
+                and lines[j + 1].strip()
+                and not _ATX_RE.match(lines[j + 1])
+                and fence_opening(lines[j + 1]) is None
+            ):
                 j += 1
             blocks.append(_Block("text", i, j))
             i = j + 1
@@ -554,8 +563,10 @@ class _MarkdownChunker:
             sec = sec.children[0]  # a document that is one section: the root adds nothing
         own = [sec.heading] if sec.heading else []
         L = self.L
-        first_line = sec.start if sec.heading else next(
-            (b.start for b in sec.blocks), sec.children[0].start if sec.children else -1
+        first_line = (
+            sec.start
+            if sec.heading
+            else next((b.start for b in sec.blocks), sec.children[0].start if sec.children else -1)
         )
         if first_line == -1:
             return  # empty document
@@ -583,7 +594,9 @@ class _MarkdownChunker:
             self._section(child, prefix, after)
         if sec.heading and len(self.chunks) == before:
             # heading only and oversized: emit it alone so its line is still covered
-            self._emit(ancestors, _Piece(sec.start, sec.heading_end, L.text(sec.start, sec.heading_end)), following, prefix)
+            self._emit(
+                ancestors, _Piece(sec.start, sec.heading_end, L.text(sec.start, sec.heading_end)), following, prefix
+            )
         elif sec.heading and not pieces and len(self.chunks) > before:
             # no intro: the first subsection chunk also covers this heading's line(s)
             c = self.chunks[before]  # chunks are emitted in document order

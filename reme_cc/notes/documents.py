@@ -117,11 +117,16 @@ def _run_child(kind: str, data: bytes) -> Extraction:
     try:
         proc = subprocess.run(
             module_argv(sys.executable, "reme_cc.notes.documents", kind, str(MEMORY_BYTES), str(CPU_S)),
-            input=data, capture_output=True, cwd=TRUSTED_CWD,
-            timeout=TIMEOUT_S, env=env,
+            input=data,
+            capture_output=True,
+            cwd=TRUSTED_CWD,
+            timeout=TIMEOUT_S,
+            env=env,
         )
     except subprocess.TimeoutExpired:
-        return Extraction(kind, "", 0, f"extraction took longer than {TIMEOUT_S:.0f} s (a very large or hostile file); not extracted")
+        return Extraction(
+            kind, "", 0, f"extraction took longer than {TIMEOUT_S:.0f} s (a very large or hostile file); not extracted"
+        )
     except OSError as exc:
         return Extraction(kind, "", 0, f"cannot start the extractor: {exc}")
     try:
@@ -133,9 +138,15 @@ def _run_child(kind: str, data: bytes) -> Extraction:
         import signal
 
         sig = -proc.returncode
-        bound = {getattr(signal, "SIGXCPU", -1): f"its {CPU_S} s CPU bound"}.get(sig, f"its {MEMORY_BYTES // (1024 * 1024)} MB memory bound")
-        return Extraction(kind, "", 0, f"the extractor stopped on signal {sig} (out of {bound}, or a crash on a "
-                                       "hostile file); not extracted")
+        bound = {getattr(signal, "SIGXCPU", -1): f"its {CPU_S} s CPU bound"}.get(
+            sig, f"its {MEMORY_BYTES // (1024 * 1024)} MB memory bound"
+        )
+        return Extraction(
+            kind,
+            "",
+            0,
+            f"the extractor stopped on signal {sig} (out of {bound}, or a crash on a hostile file); not extracted",
+        )
     tail = proc.stderr.decode("utf-8", "replace").strip().splitlines()[-1:] or ["no output"]
     return Extraction(kind, "", 0, f"the extractor failed: {tail[0][:300]}")
 

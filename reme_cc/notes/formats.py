@@ -32,8 +32,9 @@ FORMATS: dict[str, Format] = {
     ".mdx": Format("markdown", "markdown", indexed=False),
     ".jsonl": Format("jsonl", "jsonl", resource_text=True),
     **dict.fromkeys((".txt", ".json", ".csv", ".yaml", ".yml", ".html", ".htm"), _RESOURCE_TEXT),
-    **dict.fromkeys((".text", ".tsv", ".log", ".rst", ".org", ".xml", ".toml", ".ini", ".py", ".js", ".ts", ".sh",
-                     ".sql"), _TEXT),
+    **dict.fromkeys(
+        (".text", ".tsv", ".log", ".rst", ".org", ".xml", ".toml", ".ini", ".py", ".js", ".ts", ".sh", ".sql"), _TEXT
+    ),
     ".pdf": Format("pdf", "pages", extracted=True, paged=True),  # its text view: one "## Page N" part a page
     ".docx": Format("docx", "markdown", extracted=True),  # its text view is Markdown
     **dict.fromkeys((".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp", ".tif", ".tiff"), _IMAGE),

@@ -13,14 +13,23 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any, Iterable
+from typing import Any
+from collections.abc import Iterable
 
 import yaml
 
 from ..errors import InvalidInputError
 from .text import keep_lines
 
-__all__ = ["Note", "parse_note", "merge_frontmatter", "replace_body", "render_note", "render_value", "split_frontmatter"]
+__all__ = [
+    "Note",
+    "parse_note",
+    "merge_frontmatter",
+    "replace_body",
+    "render_note",
+    "render_value",
+    "split_frontmatter",
+]
 
 
 # Caps on what a frontmatter block may hold: notes come from tools, resources and the user's editor,
@@ -43,16 +52,19 @@ class _Loader(yaml.SafeLoader):
         if self.check_event(yaml.AliasEvent):
             event = self.peek_event()
             raise yaml.composer.ComposerError(
-                None, None, "YAML aliases (*name) are not allowed in frontmatter; write the value out", event.start_mark)
+                None, None, "YAML aliases (*name) are not allowed in frontmatter; write the value out", event.start_mark
+            )
         self._nodes += 1
         if self._nodes > MAX_FRONTMATTER_NODES:
             raise yaml.composer.ComposerError(
-                None, None, f"frontmatter has more than {MAX_FRONTMATTER_NODES} values; keep it short", None)
+                None, None, f"frontmatter has more than {MAX_FRONTMATTER_NODES} values; keep it short", None
+            )
         self._depth += 1
         try:
             if self._depth > MAX_FRONTMATTER_DEPTH:
                 raise yaml.composer.ComposerError(
-                    None, None, f"frontmatter is nested more than {MAX_FRONTMATTER_DEPTH} levels deep", None)
+                    None, None, f"frontmatter is nested more than {MAX_FRONTMATTER_DEPTH} levels deep", None
+                )
             return super().compose_node(parent, index)
         finally:
             self._depth -= 1
@@ -126,7 +138,10 @@ def split_frontmatter(text: str) -> tuple[str | None, str, int, int]:
 
 def _load(raw: str) -> tuple[dict[str, Any], str | None]:
     if len(raw) > MAX_FRONTMATTER_CHARS:
-        return {}, f"frontmatter too large ({len(raw)} characters, max {MAX_FRONTMATTER_CHARS}): move the text into the body"
+        return (
+            {},
+            f"frontmatter too large ({len(raw)} characters, max {MAX_FRONTMATTER_CHARS}): move the text into the body",
+        )
     try:
         data = yaml.load(raw, Loader=_Loader)  # noqa: S506 - _Loader is a SafeLoader
     except yaml.YAMLError as exc:

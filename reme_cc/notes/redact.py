@@ -87,10 +87,16 @@ _PATTERNS: list[tuple[str, str]] = [
     ("basic-auth", r"(?i:\bauthorization:\s*basic)\s+(?P<v>[A-Za-z0-9+/]{12,}=*)"),
     # ODBC/ADO `PWD=…;` (not a shell's PWD=/path or $(pwd), nor Python's `pwd = …`);
     # .NET `<add key="ApiKey" value="…"/>`; `mysql -pPASSWORD` (with a space after -p mysql prompts)
-    ("password", r"(?<![A-Za-z_.])(?i:pwd)=(?!(?:None|True|False|null|nil)\b)"
-                 r"(?P<v>[^\s;,'\"/~$.(][^\s;,'\"()]{3,127})(?=[;'\"}]|\s|$)"),
-    ("password", r"(?i:key=\"[\w.:-]{0,80}(?:password|secret|apikey|api_key|token)[\w.:-]{0,80}\"\s{1,20}value=\")"
-                 r"(?P<v>[^\"]{6,200})\""),
+    (
+        "password",
+        r"(?<![A-Za-z_.])(?i:pwd)=(?!(?:None|True|False|null|nil)\b)"
+        r"(?P<v>[^\s;,'\"/~$.(][^\s;,'\"()]{3,127})(?=[;'\"}]|\s|$)",
+    ),
+    (
+        "password",
+        r"(?i:key=\"[\w.:-]{0,80}(?:password|secret|apikey|api_key|token)[\w.:-]{0,80}\"\s{1,20}value=\")"
+        r"(?P<v>[^\"]{6,200})\"",
+    ),
     ("password", r"\bmysql(?:dump|admin)?\b[^\n]{0,80}?\s-p(?P<v>[^\s'\"$-][^\s'\"]{3,127})"),
     # Commands that take a password as an argument: sshpass -p, docker login -p, curl -u user:password
     ("password", r"\bsshpass\b[^\n]{0,80}?\s-p[ \t]{0,5}" + _ARG),
@@ -101,20 +107,34 @@ _PATTERNS: list[tuple[str, str]] = [
     # scheme://user:password@host  (also DSNs such as postgres://, redis://, mongodb+srv://)
     ("url-password", r"\b[a-zA-Z][a-zA-Z0-9+.-]{1,20}://[^\s:/@\"'<>]{1,64}:(?P<v>[^\s@/\"'<>]{1,128})@"),
     # Cookie / Set-Cookie headers: the whole value (session ids carry no recognisable shape)
-    ("cookie", r"(?<![\w-])(?i:set-cookie|cookie)[ \t]{0,5}:[ \t]{0,20}(?P<v>(?!\[REDACTED)(?=[^\n=]{0,200}=)[^\s][^\n]{0,3999})"),
+    (
+        "cookie",
+        r"(?<![\w-])(?i:set-cookie|cookie)[ \t]{0,5}:[ \t]{0,20}(?P<v>(?!\[REDACTED)(?=[^\n=]{0,200}=)[^\s][^\n]{0,3999})",
+    ),
     # "my password is hunter2", "our api token was 'x y z'"
-    ("password", r"(?i:\b(?:my|our|your|his|her|their|the)[ \t]{1,3}(?:[a-z]{1,20}[ \t]{1,3})?"
-                 r"(?:password|passphrase|passcode|passwd|pin|token|secret|api[ -]?key)[ \t]{1,3}(?:is|was|=|:)[ \t]{1,3})"
-                 r"(?:(?P<q>[\"'`])(?P<v>(?!\[REDACTED)[^\"'`\n]{1,200})(?P=q)"
-                 r"|(?P<u>(?=[^\s\"'`,;()<>{}\[\]]{0,199}" + _SYMBOL + r")(?!\[REDACTED)[^\s\"'`,;()<>{}\[\]]{3,200}(?<![.?!:])))"),
+    (
+        "password",
+        r"(?i:\b(?:my|our|your|his|her|their|the)[ \t]{1,3}(?:[a-z]{1,20}[ \t]{1,3})?"
+        r"(?:password|passphrase|passcode|passwd|pin|token|secret|api[ -]?key)[ \t]{1,3}(?:is|was|=|:)[ \t]{1,3})"
+        r"(?:(?P<q>[\"'`])(?P<v>(?!\[REDACTED)[^\"'`\n]{1,200})(?P=q)"
+        r"|(?P<u>(?=[^\s\"'`,;()<>{}\[\]]{0,199}"
+        + _SYMBOL
+        + r")(?!\[REDACTED)[^\s\"'`,;()<>{}\[\]]{3,200}(?<![.?!:])))",
+    ),
     # netrc (~/.netrc, .authinfo): `machine HOST login USER password VALUE`, the tokens on one line or
     # several; and a `password VALUE` line alone when VALUE has a digit or symbol (`password reset`
     # stays). The keywords are lower case, as netrc spells them.
-    ("password", r"(?<![\w-])(?:machine[ \t]{1,10}[^\s]{1,253}|default)"
-                 r"(?:[ \t\r\n]{1,20}(?:login|account)[ \t]{1,10}[^\s]{1,200}){0,2}[ \t\r\n]{1,20}password[ \t]{1,10}" + _ARG),
+    (
+        "password",
+        r"(?<![\w-])(?:machine[ \t]{1,10}[^\s]{1,253}|default)"
+        r"(?:[ \t\r\n]{1,20}(?:login|account)[ \t]{1,10}[^\s]{1,200}){0,2}[ \t\r\n]{1,20}password[ \t]{1,10}" + _ARG,
+    ),
     ("password", r"(?<![\w-])login[ \t]{1,10}[^\s]{1,200}[ \t]{1,10}password[ \t]{1,10}" + _ARG),
-    ("password", r"(?<![^\n])[ \t]{0,20}password[ \t]{1,10}(?P<v>(?=[^\s]{0,199}" + _SYMBOL + r")(?![$\-\"']|\[REDACTED)"
-                 r"[^\s\"']{6,200})(?=[ \t]{0,20}(?:\r?\n|\Z))"),
+    (
+        "password",
+        r"(?<![^\n])[ \t]{0,20}password[ \t]{1,10}(?P<v>(?=[^\s]{0,199}" + _SYMBOL + r")(?![$\-\"']|\[REDACTED)"
+        r"[^\s\"']{6,200})(?=[ \t]{0,20}(?:\r?\n|\Z))",
+    ),
     # password=..., "api_key": "...", DB_PASSWORD=..., SMTP_PASS: ..., x-api-key: ..., client_secret: '...':
     # any value of a key named like a secret. Quoted: any characters. `KEY=value` (no space): any
     # characters, except code that passes a variable on (`password=password,`, `token=self.token`,
@@ -124,14 +144,17 @@ _PATTERNS: list[tuple[str, str]] = [
     (
         "password",
         r"(?<![A-Za-z0-9_$\[-])(?:(?=[A-Z0-9_.-]{1,200}[\"']?[ \t]{0,8}[:=])(?P<caps>))?"  # DB_PASSWORD: no kwarg
-        + _KEY_NAME + r"[\"']?[ \t]{0,8}(?:=>|:=|=|:)[ \t]{0,8}"
+        + _KEY_NAME
+        + r"[\"']?[ \t]{0,8}(?:=>|:=|=|:)[ \t]{0,8}"
         r"(?:(?P<q>[\"'])(?P<v>(?!\[REDACTED|[$%{<]|\s|" + _NOT_A_VALUE + r"[\"'])[^\"'\n]{3,200})(?P=q)"
         r"|(?<==)(?P<u>(?!\[REDACTED|[$%{<\[(/~-]|(?i:none|null|nil|true|false|undefined)\b|" + _ANOTHER_KEY + r")"
         r"(?(caps)|(?![A-Za-z_]\w{0,80}[.,)]))"
         r"[^\s\"'`,;()<>{}\[\]]{4,200})(?![(\[\w])"
         r"|(?P<w>(?=[^\s\"'`,;()<>{}\[\]]{0,199}" + _SYMBOL + r")(?!\[REDACTED|[$%{<\[(-]|" + _ANOTHER_KEY + r")"
         r"[^\s\"'`,;()<>{}\[\]]{4,200})(?![(\[.\w])"
-        r"|(?:(?<=:)|(?<=:[ \t]))(?P<e>(?!" + _NOT_A_VALUE + r"\b)(?-i:[a-z][a-z0-9-]{3,100}))(?=[ \t]{0,20}(?:\r?\n|\Z)))"
+        r"|(?:(?<=:)|(?<=:[ \t]))(?P<e>(?!"
+        + _NOT_A_VALUE
+        + r"\b)(?-i:[a-z][a-z0-9-]{3,100}))(?=[ \t]{0,20}(?:\r?\n|\Z)))",
     ),
 ]
 
@@ -151,8 +174,10 @@ class _Lazy:
 
 
 def _compile() -> list[tuple[str, re.Pattern[str], tuple[str, ...]]]:
-    return [(kind, rx, tuple(g for g in ("v", "u", "w", "e") if g in rx.groupindex))
-            for kind, rx in ((kind, re.compile(pat)) for kind, pat in _PATTERNS)]
+    return [
+        (kind, rx, tuple(g for g in ("v", "u", "w", "e") if g in rx.groupindex))
+        for kind, rx in ((kind, re.compile(pat)) for kind, pat in _PATTERNS)
+    ]
 
 
 _SECRETS: list[tuple[str, re.Pattern[str], tuple[str, ...]]] = []  # compiled on first use (~10 ms)
@@ -162,6 +187,7 @@ def _secrets() -> list[tuple[str, re.Pattern[str], tuple[str, ...]]]:
     if not _SECRETS:
         _SECRETS.extend(_compile())
     return _SECRETS
+
 
 # Cheap gate: text with none of these substrings cannot match any pattern, so the big regex is
 # skipped (most transcript strings are short prose).
@@ -194,8 +220,9 @@ def _marker(kind: str, hidden: str, keep_lines: bool) -> str:
     return f"[REDACTED:{kind}]" + ("\n" * hidden.count("\n") if keep_lines else "")
 
 
-def _hide(m: re.Match[str], kind: str, value_groups: tuple[str, ...], counts: dict[str, int],
-          keep_lines: bool = False) -> str:
+def _hide(
+    m: re.Match[str], kind: str, value_groups: tuple[str, ...], counts: dict[str, int], keep_lines: bool = False
+) -> str:
     for g in value_groups:
         if m.group(g) is not None:
             s, e = m.span(g)
@@ -267,8 +294,10 @@ _BASE64_BLOB = _Lazy(r"(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{512,}={0,2}(?![A-Za-z0-9+
 # E-mail addresses: hidden where text leaves the user's machine for others to read (``share``), not in
 # the user's own copies. An address of a host (`git@github.com:org/x.git`, `ssh deploy@host`) stays:
 # it names a machine to reach, not a person.
-_EMAIL = _Lazy(r"(?<![\w.+%-])(?P<local>[A-Za-z0-9][A-Za-z0-9._%+-]{0,63})@(?:[A-Za-z0-9-]{1,63}\.){1,8}[A-Za-z]{2,24}"
-               r"(?![\w.-]*[\w-]|:[\w~/])")
+_EMAIL = _Lazy(
+    r"(?<![\w.+%-])(?P<local>[A-Za-z0-9][A-Za-z0-9._%+-]{0,63})@(?:[A-Za-z0-9-]{1,63}\.){1,8}[A-Za-z]{2,24}"
+    r"(?![\w.-]*[\w-]|:[\w~/])"
+)
 _HOST_LOGIN = _Lazy(r"\b(?:ssh|scp|sftp|rsync|mosh)\b[^\n]{0,80}$")
 
 

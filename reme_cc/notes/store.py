@@ -26,7 +26,7 @@ import contextlib
 import os
 import stat
 from dataclasses import dataclass, field
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
 from ..errors import ConflictError, InvalidInputError, NotFoundError, PathError, ReMeError
 from .. import nofollow
@@ -103,8 +103,9 @@ class NoteStore:
         self._before: list[Callable[[str], None]] = []
         self._after: list[Callable[[list[str]], None]] = []
 
-    def observe(self, *, before: Callable[[str], None] | None = None,
-                after: Callable[[list[str]], None] | None = None) -> None:
+    def observe(
+        self, *, before: Callable[[str], None] | None = None, after: Callable[[list[str]], None] | None = None
+    ) -> None:
         if before is not None:
             self._before.append(before)
         if after is not None:
@@ -154,7 +155,9 @@ class NoteStore:
             try:
                 size = os.fstat(fh.fileno()).st_size
                 if size > EDIT_MAX_BYTES:
-                    raise InvalidInputError(f"{norm} is {size_text(size)}; changes work on files up to {size_text(EDIT_MAX_BYTES)}")
+                    raise InvalidInputError(
+                        f"{norm} is {size_text(size)}; changes work on files up to {size_text(EDIT_MAX_BYTES)}"
+                    )
                 return fh.read()
             except OSError as exc:
                 raise ReMeError(f"cannot read {norm}: {exc.strerror or exc}") from None
@@ -198,7 +201,9 @@ class NoteStore:
             raise InvalidInputError("content contains NUL bytes; a Markdown note must be text")
         incoming = parse_note(content) if content.startswith("---") else None
         if incoming is not None and incoming.error:
-            raise InvalidInputError(f"the frontmatter at the top of content is not valid YAML ({incoming.error}); fix it")
+            raise InvalidInputError(
+                f"the frontmatter at the top of content is not valid YAML ({incoming.error}); fix it"
+            )
         meta = {**(incoming.meta if incoming else {}), **updates}
         body = incoming.body if incoming and incoming.raw_frontmatter is not None else content
 
@@ -210,7 +215,8 @@ class NoteStore:
             if existing.error:
                 raise InvalidInputError(
                     f"{norm} has broken frontmatter YAML ({existing.error}); fix it with edit (or delete the file) "
-                    "before overwriting, so its keys are not lost")
+                    "before overwriting, so its keys are not lost"
+                )
             return replace_body(old, body, meta)
 
         written = self.update(norm, change, full_write=True)
@@ -243,7 +249,8 @@ class NoteStore:
                 lines = sorted({text.count("\n", 0, i) + 1 for i in _find_all(text, old_s)})
                 raise ConflictError(
                     f"old_text occurs {count} times in {norm} (lines {', '.join(map(str, lines[:10]))}); "
-                    "add surrounding text to make it unique, or set replace_all")
+                    "add surrounding text to make it unique, or set replace_all"
+                )
             return text.replace(old_s, new_s)
 
         return self.update(norm, change), count
@@ -295,11 +302,13 @@ class NoteStore:
                 raise InvalidInputError(f"cannot move folder {src} into itself ({dst})")
             if dst_abs.exists():
                 if is_dir or dst_abs.is_dir():
-                    raise ConflictError(f"{dst} already exists; folders are never merged or replaced — choose a new path")
+                    raise ConflictError(
+                        f"{dst} already exists; folders are never merged or replaced — choose a new path"
+                    )
                 if not overwrite:
                     raise ConflictError(f"{dst} already exists; set overwrite to replace it, or choose another path")
             moved = files_under(self.ws, src)
-            new_paths = [dst + p[len(src):] for p in moved]
+            new_paths = [dst + p[len(src) :] for p in moved]
             for old, new in zip(moved, new_paths):  # a way into digest/, like a write
                 if new.startswith("digest/") and not old.startswith("digest/") and old.endswith(MARKDOWN_EXTS):
                     text = self._current(old)
@@ -311,12 +320,12 @@ class NoteStore:
             def retarget(target: str) -> str | None:
                 if target == src or target in short_forms:
                     return dst
-                return dst + target[len(src):] if is_dir and target.startswith(src + "/") else None
+                return dst + target[len(src) :] if is_dir and target.startswith(src + "/") else None
 
             def restore(target: str) -> str | None:
                 if target == dst:
                     return src
-                return src + target[len(dst):] if is_dir and target.startswith(dst + "/") else None
+                return src + target[len(dst) :] if is_dir and target.startswith(dst + "/") else None
 
             for hook in self._before:
                 for p in moved + new_paths:
@@ -345,7 +354,9 @@ class NoteStore:
             is_dir = target.is_dir() and not target.is_symlink()
             files = files_under(self.ws, norm) if is_dir else [norm]
             if is_dir and files and not recursive:
-                raise ConflictError(f"{norm} is a folder with {len(files)} file(s); set recursive to delete it and everything inside")
+                raise ConflictError(
+                    f"{norm} is a folder with {len(files)} file(s); set recursive to delete it and everything inside"
+                )
             gone = set(files)
             prefix = norm if is_dir else None
             sources, written = self.backlinks(gone | {norm}, prefix)
@@ -444,8 +455,11 @@ def _policy(path: str, layers: tuple[str, ...], asked: str) -> None:
     as given, when ``path`` is where a symlink leads)."""
     top = path.split("/", 1)[0]
     if top not in layers:
-        raise PathError(_refusal(path, top, layers) if path == asked else
-                        f"{asked} leads to {path or 'the workspace root'} through a symlink; " + _refusal(path, top, layers))
+        raise PathError(
+            _refusal(path, top, layers)
+            if path == asked
+            else f"{asked} leads to {path or 'the workspace root'} through a symlink; " + _refusal(path, top, layers)
+        )
     if any(part.startswith(".") for part in path.split("/")):
         raise PathError(f"{asked}: hidden files and folders (starting with '.') are not memory; refused")
 
@@ -454,17 +468,22 @@ def _refusal(norm: str, top: str, layers: tuple[str, ...] = CONTENT_LAYERS) -> s
     if not norm:
         return "the workspace root is not a note; give a path inside daily/, digest/ or resource/"
     if top == "session" and top not in layers:
-        return (f"{norm} is in session/, the original conversations (evidence): read-only to every tool and "
-                "agent; refused")
+        return (
+            f"{norm} is in session/, the original conversations (evidence): read-only to every tool and agent; refused"
+        )
     if top.casefold() == "metadata":
         return f"{norm} is inside metadata/ (derived state, rebuilt automatically); refused"
     if top.casefold() in layers:
         return f"{norm}: write the layer in lower case ({top.casefold()}/…); refused"
     if layers != CONTENT_LAYERS:
-        return (f"{norm} is outside the memory layers: tools read only daily/, digest/, resource/ and session/ "
-                "(config.json, metadata/ and other workspace files are never reachable through a tool); refused")
-    return (f"{norm} is outside the memory layers: notes live only in daily/, digest/ and resource/ "
-            "(config.json and other workspace files are never changed by tools); refused")
+        return (
+            f"{norm} is outside the memory layers: tools read only daily/, digest/, resource/ and session/ "
+            "(config.json, metadata/ and other workspace files are never reachable through a tool); refused"
+        )
+    return (
+        f"{norm} is outside the memory layers: notes live only in daily/, digest/ and resource/ "
+        "(config.json and other workspace files are never changed by tools); refused"
+    )
 
 
 def _strict_text(norm: str, data: bytes, what: str) -> str:

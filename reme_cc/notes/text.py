@@ -53,8 +53,12 @@ def fence_opening(line: str) -> Fence | None:
 def closes_fence(line: str, fence: Fence) -> bool:
     """True when ``line`` closes ``fence``: only the fence character, at least as many, ≤ 3 spaces in."""
     stripped = line.strip()
-    return (bool(stripped) and set(stripped) == {fence[0]} and len(stripped) >= fence[1]
-            and len(line) - len(line.lstrip(" ")) <= 3)
+    return (
+        bool(stripped)
+        and set(stripped) == {fence[0]}
+        and len(stripped) >= fence[1]
+        and len(line) - len(line.lstrip(" ")) <= 3
+    )
 
 
 def looks_binary(sample: bytes) -> bool:

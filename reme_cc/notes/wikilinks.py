@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 
 from ..errors import InvalidInputError
 from .text import Fence, closes_fence, fence_opening
@@ -288,7 +288,9 @@ def rewrite_links(text: str, retarget: Callable[[str], str | None]) -> tuple[str
         if new is None or new == raw.link.target:
             continue
         if not new or any(c in new for c in "[]|#\n"):
-            raise InvalidInputError(f"cannot rewrite a wikilink target to {new!r}: it may not contain [ ] | # or newlines")
+            raise InvalidInputError(
+                f"cannot rewrite a wikilink target to {new!r}: it may not contain [ ] | # or newlines"
+            )
         parts.append(text[last : raw.target_start])
         parts.append(new)
         last = raw.target_end
@@ -340,9 +342,7 @@ def resolve_target(target: str, paths: Collection[str], stems: Mapping[str, list
         candidates.update(stems.get(key, ()))
     if "/" in cleaned:
         folder = cleaned.rsplit("/", 1)[0].casefold()
-        candidates = {
-            c for c in candidates if ("/" + c.casefold()).rsplit("/", 1)[0].endswith("/" + folder)
-        }
+        candidates = {c for c in candidates if ("/" + c.casefold()).rsplit("/", 1)[0].endswith("/" + folder)}
     if len(candidates) > 1:
         # tie-breaks, Obsidian-style: a full file-name match beats a stem match ([[x.md]] is not
         # x.md.bak); an extension-less short link prefers the one Markdown note ([[x]] -> x.md, not x.pdf)

@@ -11,15 +11,28 @@ from __future__ import annotations
 import functools
 import inspect
 from dataclasses import dataclass, replace
-from typing import Any, Callable, Generic, Mapping, TypeVar
+from typing import Any, Generic, TypeVar
+from collections.abc import Callable, Mapping
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..errors import InvalidInputError
 from ..memory.context import Context
 
-__all__ = ["Context", "Params", "ToolResult", "TextResult", "Tool", "REGISTRY", "AGENT_TOOLS", "TOOL_MODULES", "tool",
-           "agent_tool", "all_tools", "agent_tools"]
+__all__ = [
+    "Context",
+    "Params",
+    "ToolResult",
+    "TextResult",
+    "Tool",
+    "REGISTRY",
+    "AGENT_TOOLS",
+    "TOOL_MODULES",
+    "tool",
+    "agent_tool",
+    "all_tools",
+    "agent_tools",
+]
 
 
 class Params(BaseModel):
@@ -50,7 +63,7 @@ class Tool(Generic[P]):
     name: str
     description: str
     params: type[P]
-    fn: Callable[["Context", P], ToolResult]
+    fn: Callable[[Context, P], ToolResult]
     read_only: bool = False
     destructive: bool = False
     idempotent: bool = False
@@ -59,7 +72,7 @@ class Tool(Generic[P]):
     # keyword-only parameters of ``fn`` an agent run binds (``bind``): the recorder's card target
     binds: tuple[str, ...] = ()
 
-    def bind(self, values: Mapping[str, Any]) -> "Tool[P]":
+    def bind(self, values: Mapping[str, Any]) -> Tool[P]:
         """This tool with the run's values for the parameters it binds (the others are ignored)."""
         taken = {k: v for k, v in values.items() if k in self.binds}
         return replace(self, fn=functools.partial(self.fn, **taken)) if taken else self
@@ -70,7 +83,7 @@ class Tool(Generic[P]):
         except ValidationError as exc:
             raise InvalidInputError(f"{self.name}: {format_validation_error(exc)}") from None
 
-    def run(self, ctx: "Context", arguments: dict[str, Any] | P | None) -> ToolResult:
+    def run(self, ctx: Context, arguments: dict[str, Any] | P | None) -> ToolResult:
         params = arguments if isinstance(arguments, self.params) else self.validate(arguments)  # type: ignore[arg-type]
         return self.fn(ctx, params)  # type: ignore[arg-type]  (changes take the notes lock in the note service)
 
@@ -95,12 +108,12 @@ def tool(
     idempotent: bool = False,
     positional: tuple[str, ...] = (),
     registry: dict[str, Tool[Any]] | None = None,
-) -> Callable[[Callable[["Context", P], ToolResult]], Callable[["Context", P], ToolResult]]:
+) -> Callable[[Callable[[Context, P], ToolResult]], Callable[[Context, P], ToolResult]]:
     """Register ``fn`` as a tool (in ``REGISTRY`` unless another ``registry`` is given, e.g. the memory
     agents' own tools). The params model is taken from its second argument's annotation."""
     target = REGISTRY if registry is None else registry
 
-    def decorate(fn: Callable[["Context", P], ToolResult]) -> Callable[["Context", P], ToolResult]:
+    def decorate(fn: Callable[[Context, P], ToolResult]) -> Callable[[Context, P], ToolResult]:
         import typing
 
         hints = typing.get_type_hints(fn)
@@ -110,8 +123,9 @@ def tool(
         if name in target:
             raise ValueError(f"tool {name} registered twice")
         binds = tuple(p.name for p in inspect.signature(fn).parameters.values() if p.kind is p.KEYWORD_ONLY)
-        target[name] = Tool(name, description.strip(), params_type, fn, read_only, destructive, idempotent, positional,
-                            binds)
+        target[name] = Tool(
+            name, description.strip(), params_type, fn, read_only, destructive, idempotent, positional, binds
+        )
         return fn
 
     return decorate
@@ -128,7 +142,9 @@ def format_validation_error(exc: ValidationError) -> str:
     return "; ".join(parts)
 
 
-def agent_tool(name: str, description: str, **flags: Any) -> Callable[[Callable[["Context", P], ToolResult]], Callable[["Context", P], ToolResult]]:
+def agent_tool(
+    name: str, description: str, **flags: Any
+) -> Callable[[Callable[[Context, P], ToolResult]], Callable[[Context, P], ToolResult]]:
     """Like ``tool`` but registers into AGENT_TOOLS."""
     return tool(name, description, registry=AGENT_TOOLS, **flags)
 

@@ -60,7 +60,9 @@ class DailyReindexResult(ToolResult):
 
 
 def _info(cards: list[day.DailyCard]) -> list[DailyCardInfo]:
-    return [DailyCardInfo(path=c.path, name=c.name, description=c.description, frontmatter_error=c.error) for c in cards]
+    return [
+        DailyCardInfo(path=c.path, name=c.name, description=c.description, frontmatter_error=c.error) for c in cards
+    ]
 
 
 @tool(
@@ -88,7 +90,9 @@ def daily_list(ctx: Context, params: DateParams) -> DailyListResult:
     date = day.validate_date(params.date)
     ws = ctx.workspace
     return DailyListResult(
-        date=date, index_path=day.index_path(date), index_exists=ws.resolve(day.index_path(date)).exists(),
+        date=date,
+        index_path=day.index_path(date),
+        index_exists=ws.resolve(day.index_path(date)).exists(),
         cards=_info(day.list_cards(ws, date)),
     )
 
@@ -103,16 +107,21 @@ def daily_list(ctx: Context, params: DateParams) -> DailyListResult:
 def daily_reindex(ctx: Context, params: DateParams) -> DailyReindexResult:
     date = day.validate_date(params.date)
     result = day.reindex(ctx.notes, date)
-    return DailyReindexResult(date=date, path=result.path, cards=len(result.cards), changed=result.changed,
-                              notes=list(result.notes))
+    return DailyReindexResult(
+        date=date, path=result.path, cards=len(result.cards), changed=result.changed, notes=list(result.notes)
+    )
 
 
 class DailyWriteParams(Params):
-    name: str = Field(description="Stable topic name of the session's card, used as the file name: a few "
-                                  "words, no date, no '/' (e.g. 'Memory store: SQLite decision')")
+    name: str = Field(
+        description="Stable topic name of the session's card, used as the file name: a few "
+        "words, no date, no '/' (e.g. 'Memory store: SQLite decision')"
+    )
     description: str = Field(description="A thorough one-paragraph summary of what happened and was concluded")
-    content: str = Field(description="The card body in Markdown (no frontmatter): what happened, conclusions, "
-                                     "follow-ups. Replaces the previous body, so carry over what still holds")
+    content: str = Field(
+        description="The card body in Markdown (no frontmatter): what happened, conclusions, "
+        "follow-ups. Replaces the previous body, so carry over what still holds"
+    )
 
 
 class DailyWriteResult(ToolResult):

@@ -13,7 +13,8 @@ import os
 import re
 import stat as stat_mod
 from pathlib import Path
-from typing import Any, BinaryIO, Iterator, Literal
+from typing import Any, BinaryIO, Literal
+from collections.abc import Iterator
 
 from pydantic import Field
 
@@ -82,7 +83,9 @@ def _mtime(ts: float) -> str:
 
 # ---- read -----------------------------------------------------------------------------------------
 class ReadParams(Params):
-    path: str = Field(description="Workspace-relative path of a text file, e.g. daily/2026-06-20/notes.md (a team memory hit: .reme/… as shown)")
+    path: str = Field(
+        description="Workspace-relative path of a text file, e.g. daily/2026-06-20/notes.md (a team memory hit: .reme/… as shown)"
+    )
     start_line: int | None = Field(None, ge=1, description="First line to return (1-based, inclusive)")
     end_line: int | None = Field(None, ge=1, description="Last line to return (1-based, inclusive)")
     pages: str | None = Field(None, description='PDF only: the pages to return, e.g. "12" or "3-5" (instead of lines)')
@@ -141,7 +144,7 @@ def _count_lines(fh: BinaryIO, size: int) -> int:
     "Read a text/Markdown memory file from the ReMe workspace, with line numbers. Use start_line/end_line "
     "(1-based, inclusive) to read part of a file, e.g. the lines a search hit or a [[path#L9-L12]] link "
     "points at. Large files are returned in pages with a hint for the next range. A PDF or Word .docx is "
-    "read as its extracted text (the lines search hits point at); `pages` picks PDF pages, e.g. \"12\".",
+    'read as its extracted text (the lines search hits point at); `pages` picks PDF pages, e.g. "12".',
     read_only=True,
     idempotent=True,
     positional=("path",),
@@ -176,8 +179,9 @@ def read(ctx: Context, params: ReadParams) -> ReadResult:
 def _read_document(ctx: Context, norm: str, size: int, params: ReadParams) -> ReadResult:
     """A PDF or .docx is read as its text view (the one search indexes, so hit lines match)."""
     if size > MAX_DOCUMENT_BYTES:
-        raise InvalidInputError(f"{norm} is {_size(size)}, over the {_size(MAX_DOCUMENT_BYTES)} document limit; "
-                                "it is listed, not extracted")
+        raise InvalidInputError(
+            f"{norm} is {_size(size)}, over the {_size(MAX_DOCUMENT_BYTES)} document limit; it is listed, not extracted"
+        )
     view = text_view(ctx.workspace.metadata, norm, ctx.workspace.read_bytes(norm))
     if view.error:
         raise InvalidInputError(f"{norm} has no readable text: {view.error}")
@@ -196,13 +200,15 @@ def _read_document(ctx: Context, norm: str, size: int, params: ReadParams) -> Re
         start = at[first]
         end = at[last + 1] - 1 if last + 1 in at else len(lines)
     result = _read_lines(norm, ((line.encode("utf-8"), False) for line in lines), len(lines), start, end)
-    result.notes.insert(0, f"text extracted from {norm}" + (f" ({view.pages} pages)" if view.pages else "")
-                        + "; secrets redacted")
+    result.notes.insert(
+        0, f"text extracted from {norm}" + (f" ({view.pages} pages)" if view.pages else "") + "; secrets redacted"
+    )
     return result
 
 
-def _read_lines(norm: str, source: Iterator[tuple[bytes, bool]], total: int, start_line: int | None,
-                end_line: int | None) -> ReadResult:
+def _read_lines(
+    norm: str, source: Iterator[tuple[bytes, bool]], total: int, start_line: int | None, end_line: int | None
+) -> ReadResult:
     start = start_line or 1
     if total == 0:
         if start_line and start_line > 1:
@@ -244,18 +250,31 @@ def _read_lines(norm: str, source: Iterator[tuple[bytes, bool]], total: int, sta
     if cut_lines:
         notes.append(f"{cut_lines} line(s) longer than {READ_MAX_LINE_CHARS} characters were cut")
     return ReadResult(
-        path=norm, start_line=start, end_line=last, total_lines=total, content="\n".join(out),
-        truncated=truncated, notes=notes,
+        path=norm,
+        start_line=start,
+        end_line=last,
+        total_lines=total,
+        content="\n".join(out),
+        truncated=truncated,
+        notes=notes,
     )
 
 
 # ---- write ----------------------------------------------------------------------------------------
 class WriteParams(Params):
-    path: str = Field(description="Workspace-relative path of the Markdown file to create or overwrite (must end in .md)")
-    content: str = Field(description="Markdown body (may start with its own --- frontmatter block, merged with the fields below)")
+    path: str = Field(
+        description="Workspace-relative path of the Markdown file to create or overwrite (must end in .md)"
+    )
+    content: str = Field(
+        description="Markdown body (may start with its own --- frontmatter block, merged with the fields below)"
+    )
     name: str | None = Field(None, description="Frontmatter `name`: a short title of the note")
-    description: str | None = Field(None, description="Frontmatter `description`: one-sentence summary used in lists and search")
-    metadata: dict[str, Any] | None = Field(None, description="Extra frontmatter keys to set (merged; existing keys are kept unless replaced)")
+    description: str | None = Field(
+        None, description="Frontmatter `description`: one-sentence summary used in lists and search"
+    )
+    metadata: dict[str, Any] | None = Field(
+        None, description="Extra frontmatter keys to set (merged; existing keys are kept unless replaced)"
+    )
 
 
 class WriteResult(ToolResult):
@@ -297,7 +316,9 @@ class EditParams(Params):
     path: str = Field(description="Workspace-relative path of the text file to edit")
     old_text: str = Field(description="Exact text to find (copy it from read, without the line numbers)")
     new_text: str = Field(description="Text to put in its place")
-    replace_all: bool = Field(False, description="Replace every occurrence (otherwise old_text must occur exactly once)")
+    replace_all: bool = Field(
+        False, description="Replace every occurrence (otherwise old_text must occur exactly once)"
+    )
 
 
 class EditResult(ToolResult):
@@ -357,8 +378,14 @@ class MoveResult(ToolResult):
 )
 def move(ctx: Context, params: MoveParams) -> MoveResult:
     done = ctx.notes.move(params.src, params.dst, overwrite=params.overwrite, rewrite=params.rewrite_links)
-    return MoveResult(src=done.src, dst=done.dst, moved_files=done.moved_files, links_rewritten=done.links_rewritten,
-                      changed_files=done.changed_files, notes=done.notes)
+    return MoveResult(
+        src=done.src,
+        dst=done.dst,
+        moved_files=done.moved_files,
+        links_rewritten=done.links_rewritten,
+        changed_files=done.changed_files,
+        notes=done.notes,
+    )
 
 
 # ---- delete ---------------------------------------------------------------------------------------
@@ -374,7 +401,9 @@ class InboundLink(ToolResult):
 
 class DeleteParams(Params):
     path: str = Field(description="Workspace-relative path of the file or folder to delete")
-    recursive: bool = Field(False, description="Required to delete a folder that is not empty (deletes everything inside)")
+    recursive: bool = Field(
+        False, description="Required to delete a folder that is not empty (deletes everything inside)"
+    )
 
 
 class DeleteResult(ToolResult):
@@ -408,7 +437,9 @@ def delete(ctx: Context, params: DeleteParams) -> DeleteResult:
 class ListParams(Params):
     path: str = Field("", description="Workspace-relative folder to list; empty for the workspace root")
     recursive: bool = Field(False, description="Include files in sub-folders")
-    sort: Literal["name", "mtime"] = Field("name", description="Order by path name, or by modification time (newest first)")
+    sort: Literal["name", "mtime"] = Field(
+        "name", description="Order by path name, or by modification time (newest first)"
+    )
     ext: list[str] | None = Field(None, description="Only files with these extensions, e.g. ['md', 'jsonl']")
     limit: int = Field(LIST_DEFAULT_LIMIT, ge=1, le=10_000, description="Maximum number of entries")
 
@@ -456,7 +487,9 @@ def _summary(ctx: Context, rel: str) -> tuple[str | None, str | None]:
         return None, None
     note = parse_note(head)
     name, desc = note.meta.get("name"), note.meta.get("description")
-    return (redact(str(name)) if name is not None else None), (redact(" ".join(str(desc).split())) if desc is not None else None)
+    return (redact(str(name)) if name is not None else None), (
+        redact(" ".join(str(desc).split())) if desc is not None else None
+    )
 
 
 def _refusal(info: os.stat_result) -> str | None:
@@ -483,9 +516,11 @@ def list_files(ctx: Context, params: ListParams) -> ListResult:
         raise InvalidInputError(f"{norm} is a file, not a folder; use stat or read")
     exts = {("." + e.lower().lstrip(".")) for e in (params.ext or []) if e.strip(". ")}
     # entries as they are (symlinks not followed), never under a hidden name nor outside the read policy
-    stats = [(p, st) for p, st in nofollow.walk(ws.root, norm, recursive=params.recursive)
-             if not any(part.startswith(".") for part in p.split("/"))
-             and p.split("/", 1)[0] in READABLE_LAYERS]
+    stats = [
+        (p, st)
+        for p, st in nofollow.walk(ws.root, norm, recursive=params.recursive)
+        if not any(part.startswith(".") for part in p.split("/")) and p.split("/", 1)[0] in READABLE_LAYERS
+    ]
     if exts:
         stats = [(p, st) for p, st in stats if not stat_mod.S_ISDIR(st.st_mode) and Path(p).suffix.lower() in exts]
     if params.sort == "mtime":
@@ -498,14 +533,24 @@ def list_files(ctx: Context, params: ListParams) -> ListResult:
     entries = []
     for p, st in stats[: params.limit]:
         bad_name = refused_name(p)  # control characters, or not UTF-8 (which no output could even encode)
-        is_dir, refused = stat_mod.S_ISDIR(st.st_mode), _refusal(st) or (bad_name and f"name refused ({bad_name}): not indexed, rename it")
+        is_dir, refused = (
+            stat_mod.S_ISDIR(st.st_mode),
+            _refusal(st) or (bad_name and f"name refused ({bad_name}): not indexed, rename it"),
+        )
         name = desc = None
         if not is_dir and not refused and p.lower().endswith(MARKDOWN_EXTS):
             name, desc = _summary(ctx, p)
-        entries.append(ListEntry(
-            path=one_line(p) if bad_name else p, type="dir" if is_dir else "file", size=0 if is_dir or refused else st.st_size,
-            modified=_mtime(st.st_mtime), name=name, description=desc, refused=refused,
-        ))
+        entries.append(
+            ListEntry(
+                path=one_line(p) if bad_name else p,
+                type="dir" if is_dir else "file",
+                size=0 if is_dir or refused else st.st_size,
+                modified=_mtime(st.st_mtime),
+                name=name,
+                description=desc,
+                refused=refused,
+            )
+        )
     return ListResult(path=norm, entries=entries, total=len(stats))
 
 
@@ -534,10 +579,16 @@ class StatResult(ToolResult):
         if self.type == "dir":
             rows.append(("files", self.files))
         else:
-            rows += [("size", f"{self.size} bytes ({_size(self.size)})"), ("lines", self.lines),
-                     ("binary", self.binary), ("valid_utf8", self.valid_utf8), ("mime_type", self.mime_type),
-                     ("name", self.name), ("description", self.description),
-                     ("frontmatter_error", self.frontmatter_error)]
+            rows += [
+                ("size", f"{self.size} bytes ({_size(self.size)})"),
+                ("lines", self.lines),
+                ("binary", self.binary),
+                ("valid_utf8", self.valid_utf8),
+                ("mime_type", self.mime_type),
+                ("name", self.name),
+                ("description", self.description),
+                ("frontmatter_error", self.frontmatter_error),
+            ]
         rows += [("modified", self.modified), ("created", self.created)]
         return "\n".join(f"{k}: {v}" for k, v in rows if v is not None)
 
@@ -555,8 +606,11 @@ def stat(ctx: Context, params: PathParams) -> StatResult:
     norm, st = _entry(ctx, params.path)
     base = dict(path=norm, size=st.st_size, modified=_mtime(st.st_mtime), created=_mtime(st.st_ctime))
     if stat_mod.S_ISDIR(st.st_mode):
-        files = sum(1 for p, s in nofollow.walk(ctx.workspace.root, norm)
-                    if stat_mod.S_ISREG(s.st_mode) and p.split("/", 1)[0] in READABLE_LAYERS)
+        files = sum(
+            1
+            for p, s in nofollow.walk(ctx.workspace.root, norm)
+            if stat_mod.S_ISREG(s.st_mode) and p.split("/", 1)[0] in READABLE_LAYERS
+        )
         return StatResult(type="dir", files=files, **{**base, "size": 0})
     _norm, fh = ctx.workspace.open_file(norm)
     with fh:
@@ -565,8 +619,9 @@ def stat(ctx: Context, params: PathParams) -> StatResult:
         mime = _image_mime(norm, head)
         if looks_binary(head):
             return StatResult(type="file", binary=True, mime_type=mime or "application/octet-stream", **base)
-        result = StatResult(type="file", binary=False, lines=_count_lines(fh, st.st_size),
-                            mime_type=mime or _text_mime(norm), **base)
+        result = StatResult(
+            type="file", binary=False, lines=_count_lines(fh, st.st_size), mime_type=mime or _text_mime(norm), **base
+        )
         if st.st_size <= EDIT_MAX_BYTES:
             fh.seek(0)
             data = fh.read()
@@ -583,9 +638,16 @@ def stat(ctx: Context, params: PathParams) -> StatResult:
 
 def _text_mime(path: str) -> str:
     ext = path.rsplit(".", 1)[-1].lower() if "." in path else ""
-    return {"md": "text/markdown", "markdown": "text/markdown", "jsonl": "application/jsonl",
-            "json": "application/json", "yaml": "application/yaml", "yml": "application/yaml",
-            "html": "text/html", "csv": "text/csv"}.get(ext, "text/plain")
+    return {
+        "md": "text/markdown",
+        "markdown": "text/markdown",
+        "jsonl": "application/jsonl",
+        "json": "application/json",
+        "yaml": "application/yaml",
+        "yml": "application/yaml",
+        "html": "text/html",
+        "csv": "text/csv",
+    }.get(ext, "text/plain")
 
 
 # ---- frontmatter ----------------------------------------------------------------------------------
@@ -609,9 +671,14 @@ class FrontmatterResult(ToolResult):
 
 def _frontmatter_result(norm: str, text: str) -> FrontmatterResult:
     note = parse_note(text)
-    return FrontmatterResult(path=norm, meta=_redacted(_jsonable(note.meta)), name=_redacted(note.name),
-                             description=_redacted(note.description), error=note.error,
-                             raw=_redacted(note.raw_frontmatter) if note.error else None)
+    return FrontmatterResult(
+        path=norm,
+        meta=_redacted(_jsonable(note.meta)),
+        name=_redacted(note.name),
+        description=_redacted(note.description),
+        error=note.error,
+        raw=_redacted(note.raw_frontmatter) if note.error else None,
+    )
 
 
 def _jsonable(value: Any) -> Any:
@@ -645,7 +712,9 @@ def frontmatter_read(ctx: Context, params: PathParams) -> FrontmatterResult:
 
 class FrontmatterUpdateParams(Params):
     path: str = Field(description="Workspace-relative path of the note")
-    updates: dict[str, Any] = Field(description="Frontmatter keys to set (merged: other keys keep their text and order)")
+    updates: dict[str, Any] = Field(
+        description="Frontmatter keys to set (merged: other keys keep their text and order)"
+    )
 
 
 class FrontmatterDeleteParams(Params):
@@ -687,7 +756,9 @@ def frontmatter_delete(ctx: Context, params: FrontmatterDeleteParams) -> Frontma
 
 # ---- read_image -----------------------------------------------------------------------------------
 class ReadImageParams(Params):
-    path: str = Field(description="Workspace-relative path of an image (PNG, JPEG, GIF or WebP), e.g. resource/2026-06-20/chart.png")
+    path: str = Field(
+        description="Workspace-relative path of an image (PNG, JPEG, GIF or WebP), e.g. resource/2026-06-20/chart.png"
+    )
     max_bytes: int = Field(IMAGE_MAX_BYTES, ge=1, le=50 * 1024 * 1024, description="Refuse images larger than this")
 
 
@@ -717,8 +788,13 @@ def _image_mime(path: str, head: bytes) -> str | None:
         return "image/webp"
     if not head:  # no bytes to sniff: go by the extension
         ext = path.rsplit(".", 1)[-1].lower()
-        return {"png": "image/png", "jpg": "image/jpeg", "jpeg": "image/jpeg", "gif": "image/gif",
-                "webp": "image/webp"}.get(ext)
+        return {
+            "png": "image/png",
+            "jpg": "image/jpeg",
+            "jpeg": "image/jpeg",
+            "gif": "image/gif",
+            "webp": "image/webp",
+        }.get(ext)
     return None
 
 

@@ -13,7 +13,7 @@ from .search import TEAM_LABEL
 
 
 class TraverseParams(Params):
-    seeds: list[str] = Field(description="Workspace paths to start from, e.g. [\"digest/wiki/x.md\"].", min_length=1)
+    seeds: list[str] = Field(description='Workspace paths to start from, e.g. ["digest/wiki/x.md"].', min_length=1)
     depth: int = Field(1, description="How many link hops to follow (1-5).")
     direction: Literal["in", "out", "both"] = Field("both", description="Follow outlinks, inlinks or both.")
 
@@ -47,8 +47,10 @@ class TraverseResult(ToolResult):
         for n in self.nodes:
             state = "" if n.exists else "  (not found)"
             team = f"  {TEAM_LABEL}" if n.path.startswith(TEAM_PREFIX) else ""
-            lines.append(f'  [{n.depth}] {one_line(n.path)}  name="{one_line(n.name)}"  '
-                         f'description="{one_line(n.description)}"{state}{team}')
+            lines.append(
+                f'  [{n.depth}] {one_line(n.path)}  name="{one_line(n.name)}"  '
+                f'description="{one_line(n.description)}"{state}{team}'
+            )
         lines.append(f"edges ({len(self.edges)}):")
         for e in self.edges:
             via = f"predicate={one_line(e.predicate)}" if e.predicate else "plain"
@@ -78,8 +80,9 @@ def traverse(ctx: Context, params: TraverseParams) -> TraverseResult:
         nodes += [NodeOut(**asdict(n)) for n in graph.nodes]
         edges += [EdgeOut(**asdict(e)) for e in graph.edges]
     if len(personal) < len(params.seeds):  # seeds in the repository's team memory: its own graph
-        team_nodes, team_edges = team_graph(ctx, [s for s in params.seeds if s.startswith(TEAM_PREFIX)],
-                                            params.depth, params.direction)
+        team_nodes, team_edges = team_graph(
+            ctx, [s for s in params.seeds if s.startswith(TEAM_PREFIX)], params.depth, params.direction
+        )
         nodes += [NodeOut(**n) for n in team_nodes]
         edges += [EdgeOut(**e) for e in team_edges]
     return TraverseResult(nodes=nodes, edges=edges)

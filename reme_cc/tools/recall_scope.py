@@ -11,7 +11,8 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
+from collections.abc import Callable
 
 from ..bootstrap import session_cwd
 from ..errors import InvalidInputError, NotFoundError, ReMeError
@@ -44,6 +45,7 @@ def current_project(ctx: Context, cwd: str | None = None) -> Project:
 def known(ctx: Context) -> dict[str, str]:
     """The workspace's known projects, cached until the index changes (the query reads every file's
     frontmatter: ~15-40 ms at 10k files, too much for every search)."""
+
     def q(conn: Any) -> tuple[int, dict[str, str]]:
         gen = generation(conn)
         cached = ctx._scope.get(KNOWN)
@@ -78,16 +80,25 @@ def team_notes(team: Context) -> list[str]:
     progress = team.index.indexing()
     if progress is not None:
         done, total = progress
-        out.append(f"team memory is still being indexed: {done:,} of {total:,} files; its notes join the "
-                   "answers as they are indexed")
+        out.append(
+            f"team memory is still being indexed: {done:,} of {total:,} files; its notes join the "
+            "answers as they are indexed"
+        )
     left = team.index.left_out()
     if left:
         out.append(left)
     return out
 
 
-def scoped(ctx: Context, project: str | None, limit: int, ask: Callable[[Context, Callable[[Any], float | None]], list[Any]],
-           cwd: str | None = None, *, band: bool = True) -> tuple[list[Scoped], Project, list[str]]:
+def scoped(
+    ctx: Context,
+    project: str | None,
+    limit: int,
+    ask: Callable[[Context, Callable[[Any], float | None]], list[Any]],
+    cwd: str | None = None,
+    *,
+    band: bool = True,
+) -> tuple[list[Scoped], Project, list[str]]:
     """Run ``ask(ctx, tier_of)`` in the personal and the team workspace and merge the hits the way
     each index orders its own (index/tiers.py: by score, then tier within the relevant band when
     ``band``; node search scores are BM25's, so there strictly by tier)."""
@@ -109,8 +120,10 @@ def scoped(ctx: Context, project: str | None, limit: int, ask: Callable[[Context
         notes += team_notes(team)
     if pref.only is not None and not out:
         names = sorted(known(ctx))
-        notes.append(f"nothing found in project {pref.only!r}; projects in this workspace: "
-                     f"{', '.join(names) or 'none yet'} (or use project \"all\")")
+        notes.append(
+            f"nothing found in project {pref.only!r}; projects in this workspace: "
+            f'{", ".join(names) or "none yet"} (or use project "all")'
+        )
     return out[:limit], here, notes
 
 
@@ -123,9 +136,13 @@ def project_status(ctx: Context) -> dict[str, Any]:
 
     here = current_project(ctx)
     team, problem = team_context(ctx)
-    out: dict[str, Any] = {"name": here.name, "root": here.root, "cwd": here.cwd,
-                           "team": str(team.workspace.root) if team else None,
-                           **trust.status(ctx.workspace.root, here.root)}
+    out: dict[str, Any] = {
+        "name": here.name,
+        "root": here.root,
+        "cwd": here.cwd,
+        "team": str(team.workspace.root) if team else None,
+        **trust.status(ctx.workspace.root, here.root),
+    }
     if problem:
         out["team_problem"] = problem
     if team is not None:
@@ -145,9 +162,11 @@ def _no_document(ctx: Context, tool: str, rel: str) -> None:
     """Documents are extracted from a repository only when the user opted in: a committed PDF can
     cost seconds of CPU per file (issue 21)."""
     if tool == "read" and is_document(rel) and not ctx.config.team_documents:
-        raise InvalidInputError(f"{TEAM_PREFIX}{rel} is a document in the repository's team memory; reme extracts "
-                                "PDF/.docx from a repository only when you opt in: set REME_TEAM_DOCUMENTS=true "
-                                "(team_documents in config.json)")
+        raise InvalidInputError(
+            f"{TEAM_PREFIX}{rel} is a document in the repository's team memory; reme extracts "
+            "PDF/.docx from a repository only when you opt in: set REME_TEAM_DOCUMENTS=true "
+            "(team_documents in config.json)"
+        )
 
 
 R = TypeVar("R")
@@ -157,15 +176,16 @@ def team_readable(fn: Callable[[Context, Any], R]) -> Callable[[Context, Any], R
     """Let a read-only file tool open the repository's team memory: a ``path`` written ``.reme/…``, as
     search hits show team notes, is read in the team workspace, and the result's paths (``path``, and
     each entry's of a listing) carry the prefix again, so they can be cited and read back as shown."""
+
     @functools.wraps(fn)
     def run(ctx: Context, params: Any) -> R:
         rel = params.path.strip().rstrip("/")
         if rel != TEAM_DIR and not rel.startswith(TEAM_PREFIX):
             return fn(ctx, params)
         team = _team(ctx)
-        _no_document(ctx, fn.__name__, rel[len(TEAM_PREFIX):])
+        _no_document(ctx, fn.__name__, rel[len(TEAM_PREFIX) :])
         try:
-            result = fn(team, params.model_copy(update={"path": rel[len(TEAM_PREFIX):]}))
+            result = fn(team, params.model_copy(update={"path": rel[len(TEAM_PREFIX) :]}))
         except ReMeError as exc:  # its message names the path inside .reme/
             raise type(exc)(f"team memory {TEAM_PREFIX}: {exc}") from None
         prefixed = lambda r: r.model_copy(update={"path": TEAM_PREFIX + r.path if r.path else TEAM_DIR})  # noqa: E731
@@ -176,16 +196,20 @@ def team_readable(fn: Callable[[Context, Any], R]) -> Callable[[Context, Any], R
     return run
 
 
-def team_graph(ctx: Context, seeds: list[str], depth: int, direction: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+def team_graph(
+    ctx: Context, seeds: list[str], depth: int, direction: str
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """``traverse`` over the team memory for ``.reme/…`` seeds; paths come back with the prefix."""
     from dataclasses import asdict
 
     team = _team(ctx)
     progress = team.index.indexing()
     if progress is not None:
-        raise ReMeError(f"team memory is still being indexed ({progress[0]:,} of {progress[1]:,} files); "
-                        "traverse its notes again in a moment")
-    graph = team.index.traverse([s[len(TEAM_PREFIX):] for s in seeds], depth, direction)
+        raise ReMeError(
+            f"team memory is still being indexed ({progress[0]:,} of {progress[1]:,} files); "
+            "traverse its notes again in a moment"
+        )
+    graph = team.index.traverse([s[len(TEAM_PREFIX) :] for s in seeds], depth, direction)
     nodes = [{**asdict(n), "path": TEAM_PREFIX + n.path} for n in graph.nodes]
     edges = [{**asdict(e), "source": TEAM_PREFIX + e.source, "target": TEAM_PREFIX + e.target} for e in graph.edges]
     return nodes, edges

@@ -22,8 +22,10 @@ TEAM_LABEL = "team memory (written by others)"
 HEADER_MARK = "=========="
 _HEADER_LIKE = re.compile(r"^(?=[ \t]*=)", re.MULTILINE)  # a line of a hit's text that could pass for a header
 
-PROJECT_HELP = ("Empty (default): the current project's notes first, then general notes, other projects' after "
-                "both. \"all\": no project preference. A project name: only that project's notes.")
+PROJECT_HELP = (
+    "Empty (default): the current project's notes first, then general notes, other projects' after "
+    'both. "all": no project preference. A project name: only that project\'s notes.'
+)
 
 
 def _model_of(shape: type, name: str, **changes: Any) -> type[BaseModel]:
@@ -48,7 +50,9 @@ def _scoped_out(model: type[BaseModel], s: Any) -> Any:
 class SearchParams(Params):
     query: str = Field(description="What to look for: words, a name, a question (Chinese or English).")
     limit: int = Field(5, description="How many chunks to return (1-100).")
-    min_score: float = Field(0.0, description="Drop results whose fused score is below this (fused RRF scores are ~0.005-0.035).")
+    min_score: float = Field(
+        0.0, description="Drop results whose fused score is below this (fused RRF scores are ~0.005-0.035)."
+    )
     start_date: str | None = Field(None, description="Only files dated on/after this day (YYYY-MM-DD, inclusive).")
     end_date: str | None = Field(None, description="Only files dated on/before this day (YYYY-MM-DD, inclusive).")
     folder: str | None = Field(None, description="Only files under this folder, e.g. digest or daily/2026-06-20.")
@@ -83,13 +87,18 @@ def _hit_block(h: Any) -> str:  # a HitOut
     from ..memory.untrusted import one_line, text_block
 
     team = h.workspace != "personal"
-    lines = [f"{HEADER_MARK} {shown_path(h.path, h.workspace)}:{h.start_line}-{h.end_line} "
-             f"[score={h.score:.4f} vector={h.vector:.4f} keyword={h.keyword:.4f}]"
-             + (f" {TEAM_LABEL}" if team else "") + f" {HEADER_MARK}",
-             f"project: {one_line(label(h.project))}",
-             _HEADER_LIKE.sub("\\\\", text_block(h.text.rstrip("\n")))]
-    for arrow, kind, links, total in (("→", "outlinks", h.outlinks, h.outlinks_total),
-                                      ("←", "inlinks", h.inlinks, h.inlinks_total)):
+    lines = [
+        f"{HEADER_MARK} {shown_path(h.path, h.workspace)}:{h.start_line}-{h.end_line} "
+        f"[score={h.score:.4f} vector={h.vector:.4f} keyword={h.keyword:.4f}]"
+        + (f" {TEAM_LABEL}" if team else "")
+        + f" {HEADER_MARK}",
+        f"project: {one_line(label(h.project))}",
+        _HEADER_LIKE.sub("\\\\", text_block(h.text.rstrip("\n"))),
+    ]
+    for arrow, kind, links, total in (
+        ("→", "outlinks", h.outlinks, h.outlinks_total),
+        ("←", "inlinks", h.inlinks, h.inlinks_total),
+    ):
         if not links:
             continue
         if not (arrow == "←" and h.outlinks):
@@ -129,8 +138,15 @@ def search(ctx: Context, params: SearchParams) -> SearchResult:
     counts: dict[str, int] = {}
 
     def ask(c: Context, tier_of: Any) -> list[Any]:
-        resp = c.index.search(params.query, params.limit, params.min_score, params.start_date, params.end_date,
-                              params.folder, tier_of=tier_of)
+        resp = c.index.search(
+            params.query,
+            params.limit,
+            params.min_score,
+            params.start_date,
+            params.end_date,
+            params.folder,
+            tier_of=tier_of,
+        )
         warnings.extend(w for w in resp.warnings if w not in warnings)
         for k, v in resp.counts.items():
             counts[k] = counts.get(k, 0) + v
@@ -163,7 +179,7 @@ class NodeSearchResult(ToolResult):
 
         return "\n".join(
             f'{shown_path(n.path, n.workspace)}  name="{one_line(n.name)}"  description="{one_line(n.description)}"'
-            f'  score={n.score:.4f}  project={one_line(label(n.project))}'
+            f"  score={n.score:.4f}  project={one_line(label(n.project))}"
             + (f"  workspace={n.workspace}: {TEAM_LABEL}" if n.workspace != "personal" else "")
             for n in self.nodes
         )
@@ -181,7 +197,11 @@ class NodeSearchResult(ToolResult):
 def node_search(ctx: Context, params: NodeSearchParams) -> NodeSearchResult:
     from .recall_scope import scoped
 
-    hits, _here, _notes = scoped(ctx, params.project, params.limit,
-                                 lambda c, tier_of: c.index.node_search(params.query, params.limit, tier_of=tier_of),
-                                 band=False)
+    hits, _here, _notes = scoped(
+        ctx,
+        params.project,
+        params.limit,
+        lambda c, tier_of: c.index.node_search(params.query, params.limit, tier_of=tier_of),
+        band=False,
+    )
     return NodeSearchResult(nodes=[_scoped_out(NodeOut, s) for s in hits])

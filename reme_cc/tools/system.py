@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from .. import __version__
 from . import Context, Params, ToolResult, tool
@@ -12,8 +13,10 @@ class NoParams(Params):
     pass
 
 
-EMPTY = ("the workspace is empty: nothing recorded yet (Claude Code sessions are recorded as they go on, "
-         "with the plugin installed; `reme-cc demo` builds an example workspace)")
+EMPTY = (
+    "the workspace is empty: nothing recorded yet (Claude Code sessions are recorded as they go on, "
+    "with the plugin installed; `reme-cc demo` builds an example workspace)"
+)
 
 
 class StatusResult(ToolResult):
@@ -35,11 +38,17 @@ class StatusResult(ToolResult):
             lines.append(f"vectors: {s['embedding_summary']}")
         fresh = s.get("freshness") or {}
         if fresh:
-            how = ("file notifications" if fresh.get("mode") == "notify" else "stat walk before queries (at most once a second)")
+            how = (
+                "file notifications"
+                if fresh.get("mode") == "notify"
+                else "stat walk before queries (at most once a second)"
+            )
             lines.append(f"freshness: {how}" + (f" ({fresh['reason']})" if fresh.get("reason") else ""))
             if fresh.get("indexing_in_background"):
-                lines.append(f"indexing {fresh['indexing_in_background']} changed files in the background "
-                             "(search answers from the index as it was meanwhile)")
+                lines.append(
+                    f"indexing {fresh['indexing_in_background']} changed files in the background "
+                    "(search answers from the index as it was meanwhile)"
+                )
         lines.append(_in_memory(s.get("keyword_index") or {}, s.get("link_graph") or {}))
         lines += [
             f"index size: {mb:.1f} MB  generation: {s.get('generation')}  last sync: {s.get('last_sync') or 'never'}",
@@ -49,24 +58,34 @@ class StatusResult(ToolResult):
             lines.append(f"embedding error: {s['embedding_error']}")
         project = s.get("project") or {}
         if project:
-            lines.append(f"project: {project.get('name')} ({project.get('root')})  team memory: "
-                         f"{project.get('team') or project.get('team_problem') or 'none'}{_trusted(project)}")
+            lines.append(
+                f"project: {project.get('name')} ({project.get('root')})  team memory: "
+                f"{project.get('team') or project.get('team_problem') or 'none'}{_trusted(project)}"
+            )
             if project.get("trust_problem"):
                 lines.append(f"trust list: {project['trust_problem']}")
             elif project.get("trusted_repositories"):
-                lines.append(f"trusted repositories (their team memory is in the session brief): "
-                             f"{', '.join(project['trusted_repositories'])}")
+                lines.append(
+                    f"trusted repositories (their team memory is in the session brief): "
+                    f"{', '.join(project['trusted_repositories'])}"
+                )
         conflicts = [*s.get("conflicts", []), *(f".reme/{p}" for p in project.get("team_conflicts", []))]
         if conflicts:
             lines.append(f"merge conflicts (not searchable until resolved): {', '.join(conflicts)}")
-        refused = [*(s.get("refused_names") or {}).items(),
-                   *((f".reme/{p}", why) for p, why in (project.get("team_refused_names") or {}).items())]
+        refused = [
+            *(s.get("refused_names") or {}).items(),
+            *((f".reme/{p}", why) for p, why in (project.get("team_refused_names") or {}).items()),
+        ]
         if refused:
-            lines.append("not indexed, names with control characters or not valid UTF-8 (rename them): "
-                         + ", ".join(f"{p} ({why})" for p, why in refused))
+            lines.append(
+                "not indexed, names with control characters or not valid UTF-8 (rename them): "
+                + ", ".join(f"{p} ({why})" for p, why in refused)
+            )
         if s.get("hard_linked"):
-            lines.append("not searchable, other hard links (the file may be anywhere on the disk; put a copy there "
-                         f"instead of a link): {', '.join(s['hard_linked'])}")
+            lines.append(
+                "not searchable, other hard links (the file may be anywhere on the disk; put a copy there "
+                f"instead of a link): {', '.join(s['hard_linked'])}"
+            )
         usage = s.get("usage") or {}
         for agent, row in sorted((k, v) for k, v in usage.items() if isinstance(v, dict)):
             cap = ""
@@ -88,8 +107,10 @@ def _trusted(project: dict[str, Any]) -> str:
         return " (declined: not in the session brief; search labels its notes as written by others)"
     from ..memory.trust import trust_command
 
-    return (f" (not trusted: not in the session brief; search labels its notes as written by others; "
-            f"`{trust_command(project.get('root') or '.')}` trusts it)")
+    return (
+        f" (not trusted: not in the session brief; search labels its notes as written by others; "
+        f"`{trust_command(project.get('root') or '.')}` trusts it)"
+    )
 
 
 def _in_memory(keyword: dict[str, Any], links: dict[str, Any]) -> str:
@@ -131,11 +152,16 @@ def status(ctx: Context, params: NoParams) -> StatusResult:
 
     from ..memory.failures import current
 
-    return StatusResult(status={**ctx.index.status(), "usage": usage_today(ctx.workspace, ctx.config),
-                                "failures": [dict(vars(f), line=f.line()) for f in current(ctx.workspace)],
-                                # after the index's status, which walked: names it refused, shown escaped
-                                "refused_names": {one_line(p): why for p, why in refused(ctx.workspace.root).items()},
-                                "project": project_status(ctx)})
+    return StatusResult(
+        status={
+            **ctx.index.status(),
+            "usage": usage_today(ctx.workspace, ctx.config),
+            "failures": [dict(vars(f), line=f.line()) for f in current(ctx.workspace)],
+            # after the index's status, which walked: names it refused, shown escaped
+            "refused_names": {one_line(p): why for p, why in refused(ctx.workspace.root).items()},
+            "project": project_status(ctx),
+        }
+    )
 
 
 class ReindexResult(ToolResult):
@@ -156,8 +182,12 @@ def run_reindex(ctx: Context, progress: Callable[[int, int], None] | None = None
 
     filled = backfill_projects(ctx).filled
     report = ctx.index.reindex(progress)
-    return ReindexResult(files=len(report.added) + len(report.changed), chunks=report.chunks,
-                         seconds=round(report.seconds, 3), projects_filled=filled)
+    return ReindexResult(
+        files=len(report.added) + len(report.changed),
+        chunks=report.chunks,
+        seconds=round(report.seconds, 3),
+        projects_filled=filled,
+    )
 
 
 @tool(

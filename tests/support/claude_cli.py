@@ -32,7 +32,8 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
+from collections.abc import Iterable, Mapping
 
 REPO = Path(__file__).resolve().parents[2]
 MCP_TOOLS = "mcp__plugin_reme_reme"  # --allowedTools value for every tool of our server
@@ -51,27 +52,38 @@ def _api_url(api: Any) -> str:
     return api if isinstance(api, str) else api.url
 
 
-def cli_env(api: Any, home: Path | str, extra: Mapping[str, str] | None = None, *,
-            run_id: str | None = None, python: str | None = sys.executable) -> dict[str, str]:
+def cli_env(
+    api: Any,
+    home: Path | str,
+    extra: Mapping[str, str] | None = None,
+    *,
+    run_id: str | None = None,
+    python: str | None = sys.executable,
+) -> dict[str, str]:
     """A clean environment for the CLI: temp HOME, fake API, no telemetry, our test python for the server.
 
     Inherited ``CLAUDE*``/``ANTHROPIC*``/``REME_*`` variables are dropped so a test run inside a Claude Code
     session (or with a user's settings) stays hermetic."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("CLAUDE", "ANTHROPIC", "REME_")) and k not in ("PYTEST_CURRENT_TEST",)}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("CLAUDE", "ANTHROPIC", "REME_")) and k not in ("PYTEST_CURRENT_TEST",)
+    }
     Path(home).mkdir(parents=True, exist_ok=True)
-    env.update({
-        "HOME": str(home),
-        "ANTHROPIC_BASE_URL": _api_url(api),
-        "ANTHROPIC_API_KEY": "sk-ant-fake-key",
-        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
-        "DISABLE_TELEMETRY": "1",
-        "DISABLE_AUTOUPDATER": "1",
-        "DISABLE_ERROR_REPORTING": "1",
-        "CLAUDE_CODE_MCP_STARTUP_WAIT_MS": "15000",
-        "REME_TEST_RUN": run_id or uuid.uuid4().hex,
-        "REME_EMBEDDING": os.environ.get("REME_TEST_EMBEDDING", "none"),
-    })
+    env.update(
+        {
+            "HOME": str(home),
+            "ANTHROPIC_BASE_URL": _api_url(api),
+            "ANTHROPIC_API_KEY": "sk-ant-fake-key",
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+            "DISABLE_TELEMETRY": "1",
+            "DISABLE_AUTOUPDATER": "1",
+            "DISABLE_ERROR_REPORTING": "1",
+            "CLAUDE_CODE_MCP_STARTUP_WAIT_MS": "15000",
+            "REME_TEST_RUN": run_id or uuid.uuid4().hex,
+            "REME_EMBEDDING": os.environ.get("REME_TEST_EMBEDDING", "none"),
+        }
+    )
     if python:
         env["REME_PYTHON"] = python  # the launcher uses this interpreter instead of building a venv
     env.update(extra or {})
@@ -81,9 +93,17 @@ def cli_env(api: Any, home: Path | str, extra: Mapping[str, str] | None = None, 
 def sdk_env(api: Any, home: Path | str, extra: Mapping[str, str] | None = None) -> dict[str, str]:
     """Variables for an Agent-SDK session against the fake API (for ``ClaudeAgentOptions.env``)."""
     full = cli_env(api, home, extra)
-    keys = ("HOME", "ANTHROPIC_BASE_URL", "ANTHROPIC_API_KEY", "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC",
-            "DISABLE_TELEMETRY", "DISABLE_AUTOUPDATER", "DISABLE_ERROR_REPORTING", "CLAUDE_CODE_MCP_STARTUP_WAIT_MS",
-            "REME_TEST_RUN")
+    keys = (
+        "HOME",
+        "ANTHROPIC_BASE_URL",
+        "ANTHROPIC_API_KEY",
+        "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC",
+        "DISABLE_TELEMETRY",
+        "DISABLE_AUTOUPDATER",
+        "DISABLE_ERROR_REPORTING",
+        "CLAUDE_CODE_MCP_STARTUP_WAIT_MS",
+        "REME_TEST_RUN",
+    )
     out = {k: full[k] for k in keys}
     out.update(extra or {})
     return out
@@ -116,10 +136,16 @@ class CliRun:
         return f"rc={self.rc} ({self.duration:.1f}s)\nstdout: {self.stdout[-3000:]}\nstderr: {self.stderr[-3000:]}"
 
 
-def claude_args(prompt: str | None, *, plugin_dir: Path | str | None = REPO,
-                allowed_tools: Iterable[str] = (MCP_TOOLS,), output_format: str = "json",
-                plugin_options: Mapping[str, Any] | None = None, plugin_name: str = "reme",
-                extra_args: Iterable[str] = ()) -> list[str]:
+def claude_args(
+    prompt: str | None,
+    *,
+    plugin_dir: Path | str | None = REPO,
+    allowed_tools: Iterable[str] = (MCP_TOOLS,),
+    output_format: str = "json",
+    plugin_options: Mapping[str, Any] | None = None,
+    plugin_name: str = "reme",
+    extra_args: Iterable[str] = (),
+) -> list[str]:
     args = [str(claude_bin())]
     if prompt is not None:
         args += ["-p", prompt, "--output-format", output_format]
@@ -137,23 +163,37 @@ def claude_args(prompt: str | None, *, plugin_dir: Path | str | None = REPO,
     return args + list(extra_args)
 
 
-def popen_claude(prompt: str | None, *, api: Any, home: Path | str, cwd: Path | str | None = None,
-                 env: Mapping[str, str] | None = None, run_id: str | None = None,
-                 python: str | None = sys.executable, **kw: Any) -> tuple[subprocess.Popen[str], str, list[str]]:
+def popen_claude(
+    prompt: str | None,
+    *,
+    api: Any,
+    home: Path | str,
+    cwd: Path | str | None = None,
+    env: Mapping[str, str] | None = None,
+    run_id: str | None = None,
+    python: str | None = sys.executable,
+    **kw: Any,
+) -> tuple[subprocess.Popen[str], str, list[str]]:
     """Start the CLI without waiting (for concurrent sessions). Returns (process, run_id, args).
     ``python=None``: no REME_PYTHON, the plugin runs in the environment it builds itself."""
     run_id = run_id or uuid.uuid4().hex
     cwd = Path(cwd) if cwd else Path(home) / "project"
     cwd.mkdir(parents=True, exist_ok=True)
     args = claude_args(prompt, **kw)
-    proc = subprocess.Popen(args, cwd=cwd, env=cli_env(api, home, env, run_id=run_id, python=python),
-                            stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    proc = subprocess.Popen(
+        args,
+        cwd=cwd,
+        env=cli_env(api, home, env, run_id=run_id, python=python),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     return proc, run_id, args
 
 
-def finish(proc: subprocess.Popen[str], run_id: str, args: list[str], started: float,
-           timeout: float = 180.0) -> CliRun:
+def finish(proc: subprocess.Popen[str], run_id: str, args: list[str], started: float, timeout: float = 180.0) -> CliRun:
     try:
         out, err = proc.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
@@ -168,8 +208,16 @@ def finish(proc: subprocess.Popen[str], run_id: str, args: list[str], started: f
     return CliRun(args, proc.returncode, out, err, time.monotonic() - started, run_id, parsed)
 
 
-def run_claude(prompt: str | None, *, api: Any, home: Path | str, cwd: Path | str | None = None,
-               env: Mapping[str, str] | None = None, timeout: float = 180.0, **kw: Any) -> CliRun:
+def run_claude(
+    prompt: str | None,
+    *,
+    api: Any,
+    home: Path | str,
+    cwd: Path | str | None = None,
+    env: Mapping[str, str] | None = None,
+    timeout: float = 180.0,
+    **kw: Any,
+) -> CliRun:
     """Run ``claude -p prompt --plugin-dir <repo> --allowedTools mcp__plugin_reme_reme`` and wait.
 
     ``kw``: plugin_dir, allowed_tools, output_format, plugin_options, plugin_name, extra_args."""
@@ -178,17 +226,31 @@ def run_claude(prompt: str | None, *, api: Any, home: Path | str, cwd: Path | st
     return finish(proc, run_id, args, started, timeout)
 
 
-def run_cli(args: Iterable[str], *, home: Path | str, api: Any = "http://127.0.0.1:9", cwd: Path | str | None = None,
-            env: Mapping[str, str] | None = None, timeout: float = 120.0,
-            python: str | None = sys.executable) -> CliRun:
+def run_cli(
+    args: Iterable[str],
+    *,
+    home: Path | str,
+    api: Any = "http://127.0.0.1:9",
+    cwd: Path | str | None = None,
+    env: Mapping[str, str] | None = None,
+    timeout: float = 120.0,
+    python: str | None = sys.executable,
+) -> CliRun:
     """Run ``claude <args>`` (e.g. ``plugin validate .``, ``plugin marketplace add DIR``)."""
     started = time.monotonic()
     run_id = uuid.uuid4().hex
     argv = [str(claude_bin()), *args]
     cwd = Path(cwd) if cwd else REPO
-    proc = subprocess.Popen(argv, cwd=cwd, env=cli_env(api, home, env, run_id=run_id, python=python),
-                            stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True)
+    proc = subprocess.Popen(
+        argv,
+        cwd=cwd,
+        env=cli_env(api, home, env, run_id=run_id, python=python),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     return finish(proc, run_id, argv, started, timeout)
 
 

@@ -31,7 +31,8 @@ import time
 import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 PY = sys.executable
 REPO = Path(__file__).resolve().parents[2]
@@ -45,15 +46,29 @@ SENTINEL = "<!-- end of note -->"
 
 def base_env(root: Path, run_id: str, extra: dict[str, str] | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith(("REME_", "CLAUDE", "ANTHROPIC"))}
-    env.update({"REME_WORKSPACE": str(root), "REME_EMBEDDING": "none", "REME_TEST_RUN": run_id,
-                "REME_AUTO_DREAM": "false", "PYTHONPATH": str(REPO / "tests")})
+    env.update(
+        {
+            "REME_WORKSPACE": str(root),
+            "REME_EMBEDDING": "none",
+            "REME_TEST_RUN": run_id,
+            "REME_AUTO_DREAM": "false",
+            "PYTHONPATH": str(REPO / "tests"),
+        }
+    )
     env.update(extra or {})
     return env
 
 
 def start(argv: list[str], env: dict[str, str], stdin: bytes | None = None, cwd: str = "/") -> subprocess.Popen:
-    proc = subprocess.Popen(argv, env=env, cwd=cwd, start_new_session=True, stdin=subprocess.PIPE if stdin else
-                            subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        argv,
+        env=env,
+        cwd=cwd,
+        start_new_session=True,
+        stdin=subprocess.PIPE if stdin else subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     proc.run_id = env.get("REME_TEST_RUN")  # type: ignore[attr-defined]
     if stdin:
         assert proc.stdin
@@ -106,11 +121,15 @@ def kill_leftovers(run_id: str) -> None:
     kl(run_id)
 
 
-def run_ok(argv: list[str], env: dict[str, str], timeout: float = 120, stdin: bytes | None = None) -> subprocess.CompletedProcess:
+def run_ok(
+    argv: list[str], env: dict[str, str], timeout: float = 120, stdin: bytes | None = None
+) -> subprocess.CompletedProcess:
     p = subprocess.run(argv, env=env, input=stdin, capture_output=True, timeout=timeout, cwd="/")
     if p.returncode != 0:
-        raise AssertionError(f"{' '.join(argv[:6])} exited {p.returncode}\nstdout: {p.stdout.decode()[-2000:]}\n"
-                             f"stderr: {p.stderr.decode()[-3000:]}")
+        raise AssertionError(
+            f"{' '.join(argv[:6])} exited {p.returncode}\nstdout: {p.stdout.decode()[-2000:]}\n"
+            f"stderr: {p.stderr.decode()[-3000:]}"
+        )
     return p
 
 
@@ -146,7 +165,9 @@ def check_files(root: Path, sentinel_under: tuple[str, ...] = ()) -> FileCheck:
         if not path.is_file():
             continue
         rel = path.relative_to(root).as_posix()
-        if rel.startswith("metadata/") and (".sqlite" in rel or "/vectors-" in rel or rel.endswith((".lock", ".log", ".log.1"))):
+        if rel.startswith("metadata/") and (
+            ".sqlite" in rel or "/vectors-" in rel or rel.endswith((".lock", ".log", ".log.1"))
+        ):
             continue
         if ".git/" in rel:
             continue
@@ -166,7 +187,7 @@ def check_files(root: Path, sentinel_under: tuple[str, ...] = ()) -> FileCheck:
             elif rel.endswith(".jsonl"):
                 lines = data.split(b"\n")
                 torn = lines[-1] if lines[-1] else None
-                for i, line in enumerate(lines[:-1]):
+                for line in lines[:-1]:
                     if line.strip():
                         json.loads(line)
                 if torn is not None:
@@ -201,8 +222,10 @@ def index_dump(db: Path) -> dict[str, Any]:
         q = lambda sql: sorted(tuple(r) for r in conn.execute(sql))  # noqa: E731
         dump = {
             "files": q("SELECT path, mtime_ns, size, hash, name, description, extra, date, indexed FROM files"),
-            "chunks": q("SELECT c.path, c.start_line, c.end_line, c.hash, c.headings, f.tokens FROM chunks c "
-                        "LEFT JOIN chunks_fts f ON f.rowid = c.id"),
+            "chunks": q(
+                "SELECT c.path, c.start_line, c.end_line, c.hash, c.headings, f.tokens FROM chunks c "
+                "LEFT JOIN chunks_fts f ON f.rowid = c.id"
+            ),
             "fts_rows": conn.execute("SELECT COUNT(*) FROM chunks_fts").fetchone()[0],
             "links": q("SELECT source, target, resolved_path, anchor, alias, embed, predicate, line, how FROM links"),
             "nodes": q("SELECT path, tokens FROM nodes_fts"),
@@ -221,8 +244,14 @@ def fresh_dump(root: Path, scratch: Path) -> dict[str, Any]:
 
     if scratch.exists():
         shutil.rmtree(scratch)
-    shutil.copytree(root, scratch, ignore=lambda d, names: [n for n in names if n == "metadata" and Path(d) == root]
-                    + [n for n in names if is_temp(n)], copy_function=shutil.copy2)
+    shutil.copytree(
+        root,
+        scratch,
+        ignore=lambda d, names: (
+            [n for n in names if n == "metadata" and Path(d) == root] + [n for n in names if is_temp(n)]
+        ),
+        copy_function=shutil.copy2,
+    )
     ws = Workspace(scratch)
     idx = Index(ws, Config.load(None, env={"REME_EMBEDDING": "none"}), background_embedding=False)
     try:
@@ -238,8 +267,10 @@ def diff_dumps(got: dict[str, Any], want: dict[str, Any]) -> list[str]:
         if got.get(key) != want[key]:
             if isinstance(want[key], list):
                 g, w = set(got.get(key) or []), set(want[key])
-                out.append(f"{key}: {len(g - w)} extra, {len(w - g)} missing; e.g. extra {sorted(g - w)[:2]} "
-                           f"missing {sorted(w - g)[:2]}")
+                out.append(
+                    f"{key}: {len(g - w)} extra, {len(w - g)} missing; e.g. extra {sorted(g - w)[:2]} "
+                    f"missing {sorted(w - g)[:2]}"
+                )
             else:
                 out.append(f"{key}: {got.get(key)} != {want[key]}")
     return out
@@ -338,8 +369,9 @@ def index_matches_fresh(root: Path, scratch: Path, label: str) -> None:
 # ---------------------------------------------------------------------------------------------
 # scenario: indexing (reindex + incremental sync of a few hundred files)
 
-WORDS = ("alpha beta gamma delta kumquat ladder sqlite wal index chunk graph memory dream harvest "
-         "光伏 产业链 记忆 索引").split()
+WORDS = (
+    "alpha beta gamma delta kumquat ladder sqlite wal index chunk graph memory dream harvest 光伏 产业链 记忆 索引"
+).split()
 
 
 def make_notes(root: Path, n: int, rng: random.Random) -> None:
@@ -352,8 +384,10 @@ def make_notes(root: Path, n: int, rng: random.Random) -> None:
 def write_note(path: Path, i: int, rng: random.Random, version: int) -> None:
     body = "\n\n".join(f"## Section {k}\n" + " ".join(rng.choice(WORDS) for _ in range(60)) for k in range(4))
     link = f"digest/wiki/note-{(i * 7) % 300 // 3 * 3}.md"
-    path.write_text(f"---\nname: Note {i}\ndescription: version {version} about {rng.choice(WORDS)}\n---\n"
-                    f"# Note {i}\n\nSee [[{link}]] and [[note-{(i + 1) % 300}]].\n\n{body}\n\n{SENTINEL}\n")
+    path.write_text(
+        f"---\nname: Note {i}\ndescription: version {version} about {rng.choice(WORDS)}\n---\n"
+        f"# Note {i}\n\nSee [[{link}]] and [[note-{(i + 1) % 300}]].\n\n{body}\n\n{SENTINEL}\n"
+    )
 
 
 _DURATIONS: dict[tuple[str, str], float] = {}
@@ -369,14 +403,16 @@ def _duration(root: Path, cmd: str, env: dict[str, str]) -> float:
     return _DURATIONS[key]
 
 
-def scenario_index(root: Path, scratch: Path, rng: random.Random, *, files: int = 300, max_delay: float = 3.5) -> Outcome:
+def scenario_index(
+    root: Path, scratch: Path, rng: random.Random, *, files: int = 300, max_delay: float = 3.5
+) -> Outcome:
     if not (root / "digest").exists() or not any((root / "digest").rglob("*.md")):
         make_notes(root, files, rng)
     # between kills, the files change too: the killed run may be a full reindex or an incremental sync
     for _ in range(rng.randint(0, 20)):
         i = rng.randrange(files)
         folder = root / ("digest/wiki" if i % 3 == 0 else f"daily/2026-06-{1 + i % 28:02d}")
-        write_note(folder / f"note-{i}.md", i, rng, rng.randint(1, 10 ** 6))
+        write_note(folder / f"note-{i}.md", i, rng, rng.randint(1, 10**6))
     run_id = uuid.uuid4().hex
     env = base_env(root, run_id)
     cmd = rng.choice(["reindex", "reindex", "status"])
@@ -443,7 +479,7 @@ def scenario_tools(root: Path, scratch: Path, rng: random.Random, *, max_delay: 
     run_id = uuid.uuid4().hex
     journal = root.parent / f"journal-{run_id}.jsonl"
     delay = rng.uniform(0.8, max_delay)
-    proc = start([PY, "-c", WRITER, str(root), str(rng.randrange(10 ** 9)), str(journal)], base_env(root, run_id))
+    proc = start([PY, "-c", WRITER, str(root), str(rng.randrange(10**9)), str(journal)], base_env(root, run_id))
     out = Outcome("tools", delay, kill_after(proc, delay))
     if not out.killed:
         raise Failure(f"tool writer exited by itself: {proc.stderr.read().decode()[-2000:] if proc.stderr else ''}")
@@ -463,8 +499,12 @@ def scenario_tools(root: Path, scratch: Path, rng: random.Random, *, max_delay: 
             run_ok(reme(root, "move", f"resource/crash/m{k}.md", f"resource/crash/n{k}.md"), base_env(root, run_id))
     from reme_cc.notes.wikilinks import parse_links
 
-    dangling = [(p.name, link.target) for p in (root / "resource/crash").glob("*.md")
-                for link in parse_links(p.read_text(encoding="utf-8")) if not (root / link.target).exists()]
+    dangling = [
+        (p.name, link.target)
+        for p in (root / "resource/crash").glob("*.md")
+        for link in parse_links(p.read_text(encoding="utf-8"))
+        if not (root / link.target).exists()
+    ]
     out.note += f", dangling links after retry: {len(dangling)}"
     out.dangling = len(dangling)
     out.recovered = True
@@ -474,15 +514,23 @@ def scenario_tools(root: Path, scratch: Path, rng: random.Random, *, max_delay: 
 # ---------------------------------------------------------------------------------------------
 # scenario: transcript copies (hook Stop on a big transcript that keeps growing)
 
+
 def transcript_entries(n: int, start: int, rng: random.Random) -> list[dict[str, Any]]:
     out = []
     for k in range(start, start + n):
         role = "user" if k % 2 == 0 else "assistant"
         text = f"message {k}: " + " ".join(rng.choice(WORDS) for _ in range(rng.randint(20, 400)))
         content: Any = text if role == "user" else [{"type": "text", "text": text}]
-        out.append({"parentUuid": None, "type": role, "uuid": f"u-{k:07d}", "sessionId": "crash-sess",
-                    "timestamp": f"2026-06-20T10:{(k // 60) % 60:02d}:{k % 60:02d}.000Z",
-                    "message": {"role": role, "content": content}})
+        out.append(
+            {
+                "parentUuid": None,
+                "type": role,
+                "uuid": f"u-{k:07d}",
+                "sessionId": "crash-sess",
+                "timestamp": f"2026-06-20T10:{(k // 60) % 60:02d}:{k % 60:02d}.000Z",
+                "message": {"role": role, "content": content},
+            }
+        )
         if k % 5 == 0:  # bookkeeping lines the copy must skip
             out.append({"type": "progress", "uuid": f"p-{k:07d}", "data": "x" * 2000})
     return out
@@ -517,11 +565,17 @@ def scenario_transcript(root: Path, scratch: Path, rng: random.Random, *, max_de
     verify(hook_s < 3.0, f"the Stop hook took {hook_s:.2f}s")
     leftovers(run_id, wait=60)  # a big backlog is copied by a detached worker: let it finish
     out.note = f"next hook {hook_s:.2f}s"
-    want = [json.loads(ln)["uuid"] for ln in src.read_bytes().splitlines()
-            if ln.strip() and json.loads(ln)["type"] in ("user", "assistant")]
+    want = [
+        json.loads(ln)["uuid"]
+        for ln in src.read_bytes().splitlines()
+        if ln.strip() and json.loads(ln)["type"] in ("user", "assistant")
+    ]
     got = [e["uuid"] for e in read_copy(Workspace(root), sid)]
-    verify(got == want, f"transcript copy after kill at {delay:.2f}s: {len(got)} entries, want {len(want)} "
-                        f"(duplicates: {len(got) - len(set(got))})")
+    verify(
+        got == want,
+        f"transcript copy after kill at {delay:.2f}s: {len(got)} entries, want {len(want)} "
+        f"(duplicates: {len(got) - len(set(got))})",
+    )
     copy = root / "session" / "claude_code" / f"{sid}.jsonl"
     verify(copy.read_bytes().endswith(b"\n"), "the copy still ends in a torn line after the next copy")
     out.recovered = True
@@ -531,8 +585,17 @@ def scenario_transcript(root: Path, scratch: Path, rng: random.Random, *, max_de
 # ---------------------------------------------------------------------------------------------
 # scenario: recordings (`reme-cc auto-memory` against the fake API with a slow reply)
 
-def scenario_record(root: Path, scratch: Path, rng: random.Random, api: Any, *, backend: str = "anthropic",
-                    home: Path, max_delay: float = 4.0) -> Outcome:
+
+def scenario_record(
+    root: Path,
+    scratch: Path,
+    rng: random.Random,
+    api: Any,
+    *,
+    backend: str = "anthropic",
+    home: Path,
+    max_delay: float = 4.0,
+) -> Outcome:
     from support.claude_cli import sdk_env
     from support.fake_api import Reply, text, tool_use
 
@@ -542,20 +605,35 @@ def scenario_record(root: Path, scratch: Path, rng: random.Random, api: Any, *, 
     from reme_cc.workspace import Workspace
 
     ws = Workspace(root)
-    sid = f"rec-{rng.randrange(10 ** 6)}"
+    sid = f"rec-{rng.randrange(10**6)}"
     copy = root / "session" / "claude_code" / f"{sid}.jsonl"
     copy.parent.mkdir(parents=True, exist_ok=True)
     with copy.open("w", encoding="utf-8") as fh:
         for k in range(6):
             role = "user" if k % 2 == 0 else "assistant"
-            fh.write(json.dumps({"type": role, "uuid": f"{sid}-{k}", "timestamp": f"2026-06-20T09:0{k}:00Z",
-                                 "message": {"role": role, "content": f"We decided point {k} about the cache."}}) + "\n")
+            fh.write(
+                json.dumps(
+                    {
+                        "type": role,
+                        "uuid": f"{sid}-{k}",
+                        "timestamp": f"2026-06-20T09:0{k}:00Z",
+                        "message": {"role": role, "content": f"We decided point {k} about the cache."},
+                    }
+                )
+                + "\n"
+            )
     tname = "daily_write" if backend == "anthropic" else "mcp__reme__daily_write"
     slow = rng.uniform(0.3, 1.5)
 
     def card(req: Any) -> Reply:
-        r = tool_use(tname, {"name": f"Cache decisions {sid}", "description": "Decided the cache design.",
-                             "content": "## What happened\n- decided the cache\n\n" + "detail " * 2000 + f"\n\n{SENTINEL}"})
+        r = tool_use(
+            tname,
+            {
+                "name": f"Cache decisions {sid}",
+                "description": "Decided the cache design.",
+                "content": "## What happened\n- decided the cache\n\n" + "detail " * 2000 + f"\n\n{SENTINEL}",
+            },
+        )
         r.hang = slow
         return r
 
@@ -563,8 +641,16 @@ def scenario_record(root: Path, scratch: Path, rng: random.Random, api: Any, *, 
     api.default = text("recorded")
     api.rule(lambda req: not req.tool_results(last_only=True), card)
     run_id = uuid.uuid4().hex
-    env = base_env(root, run_id, {**sdk_env(api, home), "REME_AGENT_BACKEND": backend, "REME_AGENT_RETRIES": "0",
-                                  "REME_ANTHROPIC_API_KEY": "sk-ant-fake" if backend == "anthropic" else ""})
+    env = base_env(
+        root,
+        run_id,
+        {
+            **sdk_env(api, home),
+            "REME_AGENT_BACKEND": backend,
+            "REME_AGENT_RETRIES": "0",
+            "REME_ANTHROPIC_API_KEY": "sk-ant-fake" if backend == "anthropic" else "",
+        },
+    )
     delay = rng.uniform(0.3, max_delay)
     proc = start(reme(root, "auto-memory", "--session-id", sid), env)
     out = Outcome(f"record-{backend}", delay, kill_after(proc, delay))
@@ -592,19 +678,24 @@ def scenario_record(root: Path, scratch: Path, rng: random.Random, api: Any, *, 
 # ---------------------------------------------------------------------------------------------
 # scenario: dreams (the real Claude CLI through the Agent SDK against the scripted fake API)
 
-def scenario_dream(root: Path, scratch: Path, rng: random.Random, api: Any, *, home: Path,
-                   max_delay: float = 3.5) -> Outcome:
+
+def scenario_dream(
+    root: Path, scratch: Path, rng: random.Random, api: Any, *, home: Path, max_delay: float = 3.5
+) -> Outcome:
     from support.claude_cli import sdk_env
     from support.dream_script import create_plan, extractor_turn, script_dream
 
     from reme_cc.notes.evidence import link_targets, sources_section
 
-    tag = rng.randrange(10 ** 6)
+    tag = rng.randrange(10**6)
     date = "2026-06-20"
     src = f"daily/{date}/dream-src-{tag}.md"
     (root / "daily" / date).mkdir(parents=True, exist_ok=True)
-    (root / src).write_text(f"---\nname: Dream source {tag}\ndescription: lesson {tag}\n---\n"
-                            f"Lesson {tag}: always pin the toolchain version.\n\n{SENTINEL}\n", encoding="utf-8")
+    (root / src).write_text(
+        f"---\nname: Dream source {tag}\ndescription: lesson {tag}\n---\n"
+        f"Lesson {tag}: always pin the toolchain version.\n\n{SENTINEL}\n",
+        encoding="utf-8",
+    )
     node = f"digest/procedure/pin-toolchain-{tag}.md"
     name = f"Pin the toolchain {tag}"
 
@@ -624,8 +715,10 @@ def scenario_dream(root: Path, scratch: Path, rng: random.Random, api: Any, *, h
     script()
     p = subprocess.run(reme(root, "dream", "--date", date, "--json"), env=env, capture_output=True, timeout=240)
     summary = json.loads(p.stdout.decode() or "{}")
-    verify(p.returncode == 0 and not summary.get("error"), f"dream retry failed: rc={p.returncode} "
-           f"{p.stdout.decode()[-1500:]} {p.stderr.decode()[-1500:]}")
+    verify(
+        p.returncode == 0 and not summary.get("error"),
+        f"dream retry failed: rc={p.returncode} {p.stdout.decode()[-1500:]} {p.stderr.decode()[-1500:]}",
+    )
     verify((root / node).exists(), f"the retried dream did not create {node}: {summary}")
     verify(src in link_targets(sources_section((root / node).read_text()) or ""), f"{node} lost its Sources link")
     from reme_cc.memory.dream import load_catalog
@@ -645,6 +738,9 @@ def scenario_dream(root: Path, scratch: Path, rng: random.Random, api: Any, *, h
 
 
 SCENARIOS: dict[str, Callable[..., Outcome]] = {
-    "index": scenario_index, "tools": scenario_tools, "transcript": scenario_transcript,
-    "record": scenario_record, "dream": scenario_dream,
+    "index": scenario_index,
+    "tools": scenario_tools,
+    "transcript": scenario_transcript,
+    "record": scenario_record,
+    "dream": scenario_dream,
 }

@@ -31,8 +31,16 @@ def report_pdf(path: Path, pages: int = 3, *, secret_on: int | None = None, encr
         if i == secret_on:
             text += f" API key: {SECRET}"
         story.append(Paragraph(text, b))
-        story.append(Table([["指标 Metric", "2024", "2025"], ["出货量 GWh", "321", str(400 + i)],
-                            ["毛利率 margin", "22.4%", "24.1%"]], style=[("FONT", (0, 0), (-1, -1), "STSong-Light")]))
+        story.append(
+            Table(
+                [
+                    ["指标 Metric", "2024", "2025"],
+                    ["出货量 GWh", "321", str(400 + i)],
+                    ["毛利率 margin", "22.4%", "24.1%"],
+                ],
+                style=[("FONT", (0, 0), (-1, -1), "STSong-Light")],
+            )
+        )
         story.append(PageBreak())
     kwargs = {}
     if encrypt:

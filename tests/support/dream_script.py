@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import json
 import re
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 from support.fake_api import FakeAPI, Reply, Request, all_of, is_main, is_subagent, system_contains, text, tool_use
 
@@ -39,8 +40,15 @@ def coordinator(req: Request) -> Reply:
     units = re.findall(r'<unit id="(\d+)">\n(.*?)\n</unit>', req.last_user_text, re.S)
     reply = Reply([])
     for uid, prompt in units:
-        reply = reply + tool_use("Agent", {"subagent_type": "dream-integrator", "description": f"integrate unit {uid}",
-                                           "prompt": prompt, "run_in_background": False})
+        reply = reply + tool_use(
+            "Agent",
+            {
+                "subagent_type": "dream-integrator",
+                "description": f"integrate unit {uid}",
+                "prompt": prompt,
+                "run_in_background": False,
+            },
+        )
     return reply
 
 

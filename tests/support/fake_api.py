@@ -32,7 +32,8 @@ import threading
 import time
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any, Callable, Iterable, Iterator, Union
+from typing import Any
+from collections.abc import Callable, Iterable, Iterator
 
 # --------------------------------------------------------------------------- requests
 
@@ -175,11 +176,11 @@ class Reply:
     delay: float = 0.0  # seconds between SSE events
     usage: dict[str, int] | None = None
 
-    def then(self, other: "Reply") -> "Reply":
+    def then(self, other: Reply) -> Reply:
         """Concatenate the blocks of two replies (e.g. text + tool_use in one turn)."""
         return Reply(self.blocks + other.blocks, other.stop_reason or self.stop_reason)
 
-    def __add__(self, other: "Reply") -> "Reply":
+    def __add__(self, other: Reply) -> Reply:
         return self.then(other)
 
 
@@ -195,8 +196,12 @@ def tool_use(name: str, input: dict[str, Any] | None = None, id: str | None = No
 
 
 def error(status: int = 500, message: str | None = None, retry: bool | None = None) -> Reply:
-    kind = {400: "invalid_request_error", 401: "authentication_error", 429: "rate_limit_error",
-            529: "overloaded_error"}.get(status, "api_error")
+    kind = {
+        400: "invalid_request_error",
+        401: "authentication_error",
+        429: "rate_limit_error",
+        529: "overloaded_error",
+    }.get(status, "api_error")
     return Reply(status=status, error_type=kind, error_message=message or f"fake {kind}", retry=retry)
 
 
@@ -205,7 +210,7 @@ def hang(seconds: float = 3600.0) -> Reply:
     return Reply([{"type": "text", "text": "(late reply)"}], hang=seconds)
 
 
-ReplySpec = Union[Reply, Callable[[Request], Reply]]
+ReplySpec = Reply | Callable[[Request], Reply]
 Predicate = Callable[[Request], bool]
 
 
@@ -308,7 +313,7 @@ class FakeAPI:
         host, port = self._server.server_address[:2]
         return f"http://{host}:{port}"
 
-    def start(self) -> "FakeAPI":
+    def start(self) -> FakeAPI:
         if self._thread is None:
             self._thread = threading.Thread(target=self._server.serve_forever, name="fake-anthropic", daemon=True)
             self._thread.start()
@@ -322,7 +327,7 @@ class FakeAPI:
             self._thread = None
         self._server.server_close()
 
-    def __enter__(self) -> "FakeAPI":
+    def __enter__(self) -> FakeAPI:
         return self.start()
 
     def __exit__(self, *exc: Any) -> None:
@@ -347,8 +352,9 @@ class FakeAPI:
         """Shorthand: these replies, in order, to the requests matching ``when``."""
         return self.rule(when, list(replies))
 
-    def fail(self, status: int = 529, times: int | None = 1, *, when: Predicate = always,
-             retry: bool | None = None) -> Rule:
+    def fail(
+        self, status: int = 529, times: int | None = 1, *, when: Predicate = always, retry: bool | None = None
+    ) -> Rule:
         """The next ``times`` matching requests (all of them if None) get an HTTP error."""
         err = error(status, retry=retry)
         return self.rule(when, err if times is None else [err] * times, first=True)
@@ -418,8 +424,13 @@ class FakeAPI:
                     self._json(404, {"type": "error", "error": {"type": "not_found_error", "message": path}})
                     return
                 if not isinstance(req.body.get("messages"), list):
-                    self._json(400, {"type": "error", "error": {"type": "invalid_request_error",
-                                                                "message": "messages: field required"}})
+                    self._json(
+                        400,
+                        {
+                            "type": "error",
+                            "error": {"type": "invalid_request_error", "message": "messages: field required"},
+                        },
+                    )
                     return
                 try:
                     reply = api._choose(req)
@@ -430,8 +441,11 @@ class FakeAPI:
                     api._stopping.wait(reply.hang)
                 if reply.status != 200:
                     headers = {} if reply.retry is None else {"x-should-retry": "true" if reply.retry else "false"}
-                    self._json(reply.status, {"type": "error", "error": {"type": reply.error_type,
-                                                                         "message": reply.error_message}}, headers)
+                    self._json(
+                        reply.status,
+                        {"type": "error", "error": {"type": reply.error_type, "message": reply.error_message}},
+                        headers,
+                    )
                     return
                 message = _message(req, reply)
                 try:
@@ -486,12 +500,23 @@ def _message(req: Request, reply: Reply) -> dict[str, Any]:
     blocks = [dict(b) for b in reply.blocks] or [{"type": "text", "text": ""}]
     stop = reply.stop_reason or ("tool_use" if any(b["type"] == "tool_use" for b in blocks) else "end_turn")
     out_tokens = sum(len(json.dumps(b)) for b in blocks) // 4 + 1
-    usage = {"input_tokens": max(1, len(req.raw) // 4), "output_tokens": out_tokens,
-             "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+    usage = {
+        "input_tokens": max(1, len(req.raw) // 4),
+        "output_tokens": out_tokens,
+        "cache_creation_input_tokens": 0,
+        "cache_read_input_tokens": 0,
+    }
     usage.update(reply.usage or {})
-    return {"id": f"msg_fake{next(_ids):06d}", "type": "message", "role": "assistant",
-            "model": req.body.get("model", "claude-fake"), "content": blocks, "stop_reason": stop,
-            "stop_sequence": None, "usage": usage}
+    return {
+        "id": f"msg_fake{next(_ids):06d}",
+        "type": "message",
+        "role": "assistant",
+        "model": req.body.get("model", "claude-fake"),
+        "content": blocks,
+        "stop_reason": stop,
+        "stop_sequence": None,
+        "usage": usage,
+    }
 
 
 def _sse_events(message: dict[str, Any]) -> Iterator[dict[str, Any]]:
@@ -500,20 +525,33 @@ def _sse_events(message: dict[str, Any]) -> Iterator[dict[str, Any]]:
     yield {"type": "ping"}
     for i, block in enumerate(message["content"]):
         if block["type"] == "tool_use":
-            yield {"type": "content_block_start", "index": i,
-                   "content_block": {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}}}
+            yield {
+                "type": "content_block_start",
+                "index": i,
+                "content_block": {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}},
+            }
             payload = json.dumps(block.get("input") or {})
             for k in range(0, len(payload), 40):  # several deltas, like the real API
-                yield {"type": "content_block_delta", "index": i,
-                       "delta": {"type": "input_json_delta", "partial_json": payload[k:k + 40]}}
+                yield {
+                    "type": "content_block_delta",
+                    "index": i,
+                    "delta": {"type": "input_json_delta", "partial_json": payload[k : k + 40]},
+                }
         else:
             yield {"type": "content_block_start", "index": i, "content_block": {"type": "text", "text": ""}}
             s = block.get("text", "")
             for k in range(0, max(len(s), 1), 200):
-                yield {"type": "content_block_delta", "index": i, "delta": {"type": "text_delta", "text": s[k:k + 200]}}
+                yield {
+                    "type": "content_block_delta",
+                    "index": i,
+                    "delta": {"type": "text_delta", "text": s[k : k + 200]},
+                }
         yield {"type": "content_block_stop", "index": i}
-    yield {"type": "message_delta", "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
-           "usage": {"output_tokens": message["usage"]["output_tokens"]}}
+    yield {
+        "type": "message_delta",
+        "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
+        "usage": {"output_tokens": message["usage"]["output_tokens"]},
+    }
     yield {"type": "message_stop"}
 
 

@@ -28,7 +28,8 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping
+from typing import Any
+from collections.abc import Iterable, Iterator, Mapping
 
 import pytest
 
@@ -68,19 +69,31 @@ def plugin_env(tmp_path_factory: pytest.TempPathFactory) -> PluginEnv:
     # pip, the path every machine has (the launcher prefers uv when it is on PATH); cold cache (new HOME)
     env["PATH"] = os.pathsep.join(p for p in env["PATH"].split(os.pathsep) if not (Path(p) / "uv").exists())
     started = time.monotonic()
-    build = subprocess.run([python3, str(root / "scripts" / "launch.py"), "--ensure"], env=env, cwd=str(base),
-                           capture_output=True, text=True, timeout=1800, stdin=subprocess.DEVNULL)
+    build = subprocess.run(
+        [python3, str(root / "scripts" / "launch.py"), "--ensure"],
+        env=env,
+        cwd=str(base),
+        capture_output=True,
+        text=True,
+        timeout=1800,
+        stdin=subprocess.DEVNULL,
+    )
     seconds = time.monotonic() - started
     log = (data / "install.log").read_text(errors="replace") if (data / "install.log").is_file() else ""
-    assert build.returncode == 0, f"the plugin's launcher could not build its env:\n{build.stderr[-3000:]}\n{log[-3000:]}"
+    assert build.returncode == 0, (
+        f"the plugin's launcher could not build its env:\n{build.stderr[-3000:]}\n{log[-3000:]}"
+    )
     print(f"\n[installed_plugin] env built by scripts/launch.py in {seconds:.0f}s")
     return PluginEnv(root, data, python3, seconds, log)
 
 
 def user_env(home: Path, **extra: str) -> dict[str, str]:
     """A user's terminal: their HOME and PATH; nothing from Claude Code, this test run or reme's tests."""
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("CLAUDE", "ANTHROPIC", "REME_", "PYTEST", "VIRTUAL_ENV", "PYTHON"))}
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("CLAUDE", "ANTHROPIC", "REME_", "PYTEST", "VIRTUAL_ENV", "PYTHON"))
+    }
     home.mkdir(parents=True, exist_ok=True)
     env.update({"HOME": str(home), "REME_EMBEDDING": os.environ.get("REME_TEST_EMBEDDING", "none")}, **extra)
     return env
@@ -106,11 +119,29 @@ class InstalledPlugin:
         path.mkdir(parents=True, exist_ok=True)
         return path
 
-    def claude(self, prompt: str, *, api: Any, allowed_tools: Iterable[str] = (MCP_TOOLS,), timeout: float = 300.0,
-               env: Mapping[str, str] | None = None, extra_args: Iterable[str] = ()) -> CliRun:
+    def claude(
+        self,
+        prompt: str,
+        *,
+        api: Any,
+        allowed_tools: Iterable[str] = (MCP_TOOLS,),
+        timeout: float = 300.0,
+        env: Mapping[str, str] | None = None,
+        extra_args: Iterable[str] = (),
+    ) -> CliRun:
         """``claude -p prompt`` in the project folder, with the installed plugin (and only it)."""
-        run = run_claude(prompt, api=api, home=self.home, cwd=self.project, plugin_dir=None, python=None,
-                         allowed_tools=allowed_tools, env=env, timeout=timeout, extra_args=extra_args)
+        run = run_claude(
+            prompt,
+            api=api,
+            home=self.home,
+            cwd=self.project,
+            plugin_dir=None,
+            python=None,
+            allowed_tools=allowed_tools,
+            env=env,
+            timeout=timeout,
+            extra_args=extra_args,
+        )
         self.runs.append(run)
         return run
 
@@ -120,13 +151,20 @@ class InstalledPlugin:
         self.runs.append(run)
         return run
 
-    def terminal(self, *args: str, env: Mapping[str, str] | None = None,
-                 timeout: float = 600.0) -> subprocess.CompletedProcess[str]:
+    def terminal(
+        self, *args: str, env: Mapping[str, str] | None = None, timeout: float = 600.0
+    ) -> subprocess.CompletedProcess[str]:
         """``python3 <plugin>/scripts/launch.py <args>`` typed in a terminal (README's way to run
         ``reme-cc`` of the plugin): no Claude Code variables at all."""
-        return subprocess.run([self.env.python3, str(self.root / "scripts" / "launch.py"), *args],
-                              env=user_env(self.home, **dict(env or {})), cwd=str(self.project),
-                              capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+        return subprocess.run(
+            [self.env.python3, str(self.root / "scripts" / "launch.py"), *args],
+            env=user_env(self.home, **dict(env or {})),
+            cwd=str(self.project),
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+            stdin=subprocess.DEVNULL,
+        )
 
     def installed(self) -> dict[str, Any]:
         return json.loads((self.home / ".claude" / "plugins" / "installed_plugins.json").read_text())
@@ -149,5 +187,3 @@ def installed_plugin(plugin_env: PluginEnv, tmp_path: Path) -> Iterator[Installe
     finally:
         for run in user.runs:
             kill_leftovers(run.run_id)
-
-

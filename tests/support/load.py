@@ -63,10 +63,14 @@ def queries(seed: int = 0) -> list[str]:
 
 
 def server_env(root: Path, run_id: str, embedding: str = "none") -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith(("CLAUDE", "ANTHROPIC", "REME_")) and k != "PYTEST_CURRENT_TEST"}
-    env.update({"REME_WORKSPACE": str(root), "REME_EMBEDDING": embedding, "REME_TEST_RUN": run_id,
-                "REME_LOG_LEVEL": "WARNING"})
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("CLAUDE", "ANTHROPIC", "REME_")) and k != "PYTEST_CURRENT_TEST"
+    }
+    env.update(
+        {"REME_WORKSPACE": str(root), "REME_EMBEDDING": embedding, "REME_TEST_RUN": run_id, "REME_LOG_LEVEL": "WARNING"}
+    )
     return env
 
 
@@ -80,8 +84,9 @@ def start(root: Path, run_id: str, embedding: str = "none") -> TimedMcp:
     return srv
 
 
-def burst(srv: TimedMcp, calls: list[tuple[str, dict[str, Any]]], timeout: float = 300.0
-          ) -> tuple[list[float], list[str]]:
+def burst(
+    srv: TimedMcp, calls: list[tuple[str, dict[str, Any]]], timeout: float = 300.0
+) -> tuple[list[float], list[str]]:
     """Send every call at once (all in flight together), then collect. Returns (latencies s, errors)."""
     sent: dict[int, tuple[float, str]] = {}
     for name, args in calls:
@@ -101,8 +106,9 @@ def burst(srv: TimedMcp, calls: list[tuple[str, dict[str, Any]]], timeout: float
     return lat, errors
 
 
-def concurrent_searches(root: Path, *, clients: int = 1, rounds: int = 4, burst_size: int = 50,
-                        embedding: str = "none") -> dict[str, Any]:
+def concurrent_searches(
+    root: Path, *, clients: int = 1, rounds: int = 4, burst_size: int = 50, embedding: str = "none"
+) -> dict[str, Any]:
     """``clients`` servers on the same workspace at once, each receiving ``rounds`` bursts of
     ``burst_size`` concurrent search calls. Latency = send -> reply of each call."""
     run_id = uuid.uuid4().hex
@@ -110,6 +116,7 @@ def concurrent_searches(root: Path, *, clients: int = 1, rounds: int = 4, burst_
     servers = [start(root, run_id, embedding) for _ in range(clients)]
     results: list[tuple[list[float], list[str]]] = [([], []) for _ in servers]
     try:
+
         def drive(i: int) -> None:
             rng = random.Random(i)
             for _ in range(rounds):
@@ -131,14 +138,23 @@ def concurrent_searches(root: Path, *, clients: int = 1, rounds: int = 4, burst_
             s.__exit__(None, None, None)
     lat = [x for r in results for x in r[0]]
     errors = [x for r in results for x in r[1]]
-    return {"clients": clients, "calls": len(lat) + len(errors), "errors": len(errors), "error_samples": errors[:5],
-            "in_flight_per_client": burst_size, "p50_ms": round(sorted(lat)[len(lat) // 2] * 1000, 1) if lat else 0,
-            "p95_ms": round(p95(lat) * 1000, 1), "max_ms": round(max(lat, default=0) * 1000, 1),
-            "calls_per_s": round(len(lat) / wall, 1) if wall else 0, "exit_codes": rcs}
+    return {
+        "clients": clients,
+        "calls": len(lat) + len(errors),
+        "errors": len(errors),
+        "error_samples": errors[:5],
+        "in_flight_per_client": burst_size,
+        "p50_ms": round(sorted(lat)[len(lat) // 2] * 1000, 1) if lat else 0,
+        "p95_ms": round(p95(lat) * 1000, 1),
+        "max_ms": round(max(lat, default=0) * 1000, 1),
+        "calls_per_s": round(len(lat) / wall, 1) if wall else 0,
+        "exit_codes": rcs,
+    }
 
 
-def memory_over_calls(root: Path, *, calls: int = 1000, burst_size: int = 50, warmup: int = 200,
-                      embedding: str = "none") -> dict[str, Any]:
+def memory_over_calls(
+    root: Path, *, calls: int = 1000, burst_size: int = 50, warmup: int = 200, embedding: str = "none"
+) -> dict[str, Any]:
     """One server, ``calls`` mixed calls (search, node_search, read, list, traverse, and a few writes
     and edits of one scratch note) in bursts; RSS sampled after ``warmup`` calls and after each burst."""
     run_id = uuid.uuid4().hex
@@ -196,7 +212,16 @@ def memory_over_calls(root: Path, *, calls: int = 1000, burst_size: int = 50, wa
     # growth per 1,000 calls over the second half (a leak keeps growing; a warm cache levels off)
     half = [s for s in samples if s[0] >= calls // 2]
     slope = ((half[-1][1] - half[0][1]) / max(1, half[-1][0] - half[0][0]) * 1000) if len(half) >= 2 else 0.0
-    return {"calls": done, "errors": len(errors), "error_samples": errors[:5], "rss_after_warmup_mb": round(start_mb, 1),
-            "rss_end_mb": round(end_mb, 1), "rss_peak_mb": round(max((s[1] for s in samples), default=0), 1),
-            "growth_mb": round(end_mb - start_mb, 1), "growth_mb_per_1000_calls_2nd_half": round(slope, 2),
-            "p95_ms": round(p95(lat) * 1000, 1), "calls_per_s": round(done / wall, 1) if wall else 0, "exit_code": rc}
+    return {
+        "calls": done,
+        "errors": len(errors),
+        "error_samples": errors[:5],
+        "rss_after_warmup_mb": round(start_mb, 1),
+        "rss_end_mb": round(end_mb, 1),
+        "rss_peak_mb": round(max((s[1] for s in samples), default=0), 1),
+        "growth_mb": round(end_mb - start_mb, 1),
+        "growth_mb_per_1000_calls_2nd_half": round(slope, 2),
+        "p95_ms": round(p95(lat) * 1000, 1),
+        "calls_per_s": round(done / wall, 1) if wall else 0,
+        "exit_code": rc,
+    }

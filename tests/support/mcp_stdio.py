@@ -17,7 +17,8 @@ import signal
 import subprocess
 import threading
 import time
-from typing import Any, Mapping, Sequence
+from typing import Any
+from collections.abc import Mapping, Sequence
 
 PROTOCOL = "2025-06-18"
 
@@ -26,9 +27,15 @@ class McpProcess:
     def __init__(self, argv: Sequence[str], *, env: Mapping[str, str] | None = None, cwd: str | None = None):
         self.argv = list(argv)
         self.t0 = time.monotonic()
-        self.proc = subprocess.Popen(self.argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                     stderr=subprocess.PIPE, env=dict(env) if env else None, cwd=cwd,
-                                     start_new_session=True)
+        self.proc = subprocess.Popen(
+            self.argv,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=dict(env) if env else None,
+            cwd=cwd,
+            start_new_session=True,
+        )
         self._next = 1
         self._replies: dict[int, dict[str, Any]] = {}
         self.arrived: dict[int, float] = {}  # reply id -> monotonic arrival time (per-call latency)
@@ -89,8 +96,10 @@ class McpProcess:
         return self.wait(self.start_request(method, params), timeout)
 
     def initialize(self) -> dict[str, Any]:
-        res = self.request("initialize", {"protocolVersion": PROTOCOL, "capabilities": {},
-                                          "clientInfo": {"name": "reme-test", "version": "0"}})
+        res = self.request(
+            "initialize",
+            {"protocolVersion": PROTOCOL, "capabilities": {}, "clientInfo": {"name": "reme-test", "version": "0"}},
+        )
         self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         return res
 
@@ -118,7 +127,7 @@ class McpProcess:
             self.proc.wait()
             raise
 
-    def __enter__(self) -> "McpProcess":
+    def __enter__(self) -> McpProcess:
         return self
 
     def __exit__(self, *exc: Any) -> None:

@@ -9,8 +9,18 @@ import shutil
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[2]
-_NOT_SHIPPED = (".git", ".venv", "__pycache__", "*.pyc", "build", "dist", "*.egg-info", ".pytest_cache",
-                ".hypothesis", "out")
+_NOT_SHIPPED = (
+    ".git",
+    ".venv",
+    "__pycache__",
+    "*.pyc",
+    "build",
+    "dist",
+    "*.egg-info",
+    ".pytest_cache",
+    ".hypothesis",
+    "out",
+)
 
 
 def copy_plugin(dest: Path) -> Path:

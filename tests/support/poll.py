@@ -4,7 +4,8 @@ predicate until it holds or a generous deadline passes. No test asserts how long
 from __future__ import annotations
 
 import time
-from typing import Any, Callable
+from typing import Any
+from collections.abc import Callable
 
 
 def until(pred: Callable[[], Any], timeout: float = 120.0, step: float = 0.1) -> Any:

@@ -19,24 +19,40 @@ from typing import Any
 # (question, alpha's fact, beta's fact): the question's words are in both cards, the facts differ
 PAIRS = [
     ("run the unit tests", "run the unit tests with `make check`", "run the unit tests with `pytest -x`"),
-    ("package manager for dependencies", "the package manager for dependencies is pnpm",
-     "the package manager for dependencies is npm"),
+    (
+        "package manager for dependencies",
+        "the package manager for dependencies is pnpm",
+        "the package manager for dependencies is npm",
+    ),
     ("code formatter", "the code formatter is black", "the code formatter is ruff format"),
-    ("deploy to production", "deploy to production with `fly deploy`", "deploy to production with `kubectl apply -k prod`"),
+    (
+        "deploy to production",
+        "deploy to production with `fly deploy`",
+        "deploy to production with `kubectl apply -k prod`",
+    ),
     ("database engine", "the database engine is PostgreSQL 16", "the database engine is SQLite"),
     ("default git branch", "the default git branch is main", "the default git branch is trunk"),
-    ("continuous integration service", "continuous integration service: GitHub Actions",
-     "continuous integration service: GitLab CI"),
+    (
+        "continuous integration service",
+        "continuous integration service: GitHub Actions",
+        "continuous integration service: GitLab CI",
+    ),
     ("python interpreter version", "python interpreter version 3.12", "python interpreter version 3.10"),
-    ("linter configuration", "linter configuration: flake8 with max-line-length 100",
-     "linter configuration: pylint with the google style"),
+    (
+        "linter configuration",
+        "linter configuration: flake8 with max-line-length 100",
+        "linter configuration: pylint with the google style",
+    ),
     ("documentation generator", "documentation generator: mkdocs material", "documentation generator: sphinx"),
     ("local containers", "local containers run with docker compose", "local containers run with podman"),
     ("logging library", "the logging library is structlog", "the logging library is loguru"),
     ("web framework", "the web framework is FastAPI", "the web framework is Flask"),
     ("cut a release", "cut a release by pushing a vX.Y.Z tag", "cut a release with bump2version then twine upload"),
-    ("commit message convention", "commit message convention: conventional commits",
-     "commit message convention: gitmoji"),
+    (
+        "commit message convention",
+        "commit message convention: conventional commits",
+        "commit message convention: gitmoji",
+    ),
     ("cache server", "the cache server is Redis", "the cache server is memcached"),
     ("frontend bundler", "the frontend bundler is vite", "the frontend bundler is webpack"),
     ("static type checker", "the static type checker is mypy --strict", "the static type checker is pyright"),
@@ -82,13 +98,23 @@ def build(base: Path) -> Layout:
     for i, (question, fact_a, fact_b) in enumerate(PAIRS):
         for root, fact in ((lay.alpha, fact_a), (lay.beta, fact_b)):
             rel = f"daily/2026-11-{10 + i % 18:02d}/{root.name}-topic-{i:02d}.md"
-            meta = {"name": f"{root.name}: {question}", "description": fact, "session_id": f"{root.name}-{i}",
-                    "project": root.name, "project_root": str(root), "cwd": str(root)}
+            meta = {
+                "name": f"{root.name}: {question}",
+                "description": fact,
+                "session_id": f"{root.name}-{i}",
+                "project": root.name,
+                "project_root": str(root),
+                "cwd": str(root),
+            }
             _write(lay.ws / rel, meta, f"In this repository {fact}.")
             lay.cards[(i, root.name)] = rel
     for j, (question, fact) in enumerate(GENERAL):
         rel = f"digest/personal/preference-{j:02d}.md"
-        _write(lay.ws / rel, {"name": question, "description": fact}, f"The user's {fact}.\n\n## Sources\n\n- [[daily/2026-11-01/x.md]]")
+        _write(
+            lay.ws / rel,
+            {"name": question, "description": fact},
+            f"The user's {fact}.\n\n## Sources\n\n- [[daily/2026-11-01/x.md]]",
+        )
         lay.general.append(rel)
     return lay
 
@@ -121,7 +147,9 @@ def measure(ctx: Any, lay: Layout, *, project: str | None = None, limit: int = 5
         for folder in (lay.alpha, lay.beta, lay.elsewhere):
             os.chdir(folder)
             for i, (question, _a, _b) in enumerate(PAIRS):
-                paths = [h.path for h in search.run(ctx, {"query": question, "limit": limit, "project": project}).results]
+                paths = [
+                    h.path for h in search.run(ctx, {"query": question, "limit": limit, "project": project}).results
+                ]
                 mine, a, b = lay.cards.get((i, folder.name)), lay.cards[(i, "alpha")], lay.cards[(i, "beta")]
                 if mine is not None:
                     if paths[:1] == [mine]:
@@ -133,7 +161,9 @@ def measure(ctx: Any, lay: Layout, *, project: str | None = None, limit: int = 5
                 else:
                     fig.failures.append(f"{folder.name}: {question!r} -> {paths[:2]} (want both)")
             for j, (question, _fact) in enumerate(GENERAL):
-                paths = [h.path for h in search.run(ctx, {"query": question, "limit": limit, "project": project}).results]
+                paths = [
+                    h.path for h in search.run(ctx, {"query": question, "limit": limit, "project": project}).results
+                ]
                 if lay.general[j] in paths[:3]:
                     fig.general_found[folder.name] += 1
                 else:

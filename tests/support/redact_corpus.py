@@ -24,9 +24,11 @@ _B64URL = string.ascii_letters + string.digits + "-_"
 _UPPER = string.ascii_uppercase + string.digits
 
 PRIVATE_KEY = (
-    "-----BEGIN " + "RSA PRIVATE KEY-----\n"
+    "-----BEGIN "
+    + "RSA PRIVATE KEY-----\n"
     + "\n".join(_rand(64, string.ascii_letters + string.digits + "+/") for _ in range(5))
-    + "\n-----END " + "RSA PRIVATE KEY-----"
+    + "\n-----END "
+    + "RSA PRIVATE KEY-----"
 )
 
 # (kind, text containing the secret, the secret itself)
@@ -95,14 +97,36 @@ _add("password", "hunter" + "2", '{{"password":"{}"}}')
 _add("password", "Xk29!" + "aQ7zz", '{{"pass":"{}"}}')
 _add("password", _rand(40), '{{"token":"{}"}}')
 _add("password", "sesame" + "street", "login with --passphrase='{}' then")
-_add("private-key", "-----begin " + "rsa private key-----\n" + _rand(64, string.ascii_letters + "+/") + "\n"
-     + _rand(40, string.ascii_letters + "+/") + "\n-----end " + "rsa private key-----")
-_add("private-key", "---- BEGIN SSH2 " + "ENCRYPTED PRIVATE KEY ----\nComment: \"rsa-key-20261201\"\n"
-     + "\n".join(_rand(70, string.ascii_letters + string.digits + "+/") for _ in range(4))
-     + "\n---- END SSH2 " + "ENCRYPTED PRIVATE KEY ----", "id_rsa.ssh2:\n{}\n")
-PPK = ("PuTTY-User-Key-File-" + "3: ssh-ed25519\nEncryption: none\nComment: eddsa-key-20261201\nPublic-Lines: 2\n"
-       + _rand(64, string.ascii_letters + "+/") + "\n" + _rand(20, string.ascii_letters) + "\nPrivate-Lines: 1\n"
-       + _rand(44, string.ascii_letters + "+/") + "\nPrivate-MAC: " + _rand(64, _HEX))
+_add(
+    "private-key",
+    "-----begin "
+    + "rsa private key-----\n"
+    + _rand(64, string.ascii_letters + "+/")
+    + "\n"
+    + _rand(40, string.ascii_letters + "+/")
+    + "\n-----end "
+    + "rsa private key-----",
+)
+_add(
+    "private-key",
+    "---- BEGIN SSH2 "
+    + 'ENCRYPTED PRIVATE KEY ----\nComment: "rsa-key-20261201"\n'
+    + "\n".join(_rand(70, string.ascii_letters + string.digits + "+/") for _ in range(4))
+    + "\n---- END SSH2 "
+    + "ENCRYPTED PRIVATE KEY ----",
+    "id_rsa.ssh2:\n{}\n",
+)
+PPK = (
+    "PuTTY-User-Key-File-"
+    + "3: ssh-ed25519\nEncryption: none\nComment: eddsa-key-20261201\nPublic-Lines: 2\n"
+    + _rand(64, string.ascii_letters + "+/")
+    + "\n"
+    + _rand(20, string.ascii_letters)
+    + "\nPrivate-Lines: 1\n"
+    + _rand(44, string.ascii_letters + "+/")
+    + "\nPrivate-MAC: "
+    + _rand(64, _HEX)
+)
 _add("private-key", PPK, "putty.ppk:\n{}\n")
 
 # Ordinary code and prose. Each line is one sample; none should be changed by redaction.
@@ -138,7 +162,7 @@ NEGATIVES: list[str] = [
     "AKIA is the prefix of AWS access key ids.",
     "const skProjects = projects.filter(p => p.active);",
     "ghp_ prefixes mark GitHub personal access tokens.",
-    "<div class=\"sk-spinner sk-spinner-wave\"></div>",
+    '<div class="sk-spinner sk-spinner-wave"></div>',
     "SELECT id, name FROM users WHERE password_reset_at IS NULL;",
     "test_password_validation_rejects_short_inputs()",
     "PASSWORD_MIN_LENGTH = 12",
@@ -156,7 +180,7 @@ NEGATIVES: list[str] = [
     "The function returns a dict mapping session_id to the last uuid.",
     "os.environ['REME_WORKSPACE'] = str(tmp_path)",
     "ids = ['AKIDEXAMPLE', 'ABCDEFGHIJKLMNOP']",
-    "Authorization: Basic realm=\"api\"",
+    'Authorization: Basic realm="api"',
     "access_token = response.json()['access_token']",
     "refresh_token=refresh_token,",
     "self.api_key = api_key",
@@ -180,7 +204,7 @@ NEGATIVES: list[str] = [
     "token=self.token,",
     "password: str",
     "api_key: Optional[str] = None",
-    "echo \"$TOKEN\" | docker login --password-stdin -u me ghcr.io",
+    'echo "$TOKEN" | docker login --password-stdin -u me ghcr.io',
     "docker login --password $REGISTRY_PASSWORD registry.example.com",
     "ssh -p 2222 deploy@host.example.com",
     "mkdir -p ~/.config/reme && cd ~/.config/reme",
@@ -189,7 +213,7 @@ NEGATIVES: list[str] = [
     "The password is required and the token is validated on each request.",
     "Your password was changed.",
     "Set the cookie: see the browser settings.",
-    "curl -u \"$USER:$PASS\" https://api.example.com",
+    'curl -u "$USER:$PASS" https://api.example.com',
     "password_reset_token_ttl = 3600",
     "if token: return token",
 ]
@@ -200,11 +224,24 @@ NEGATIVES: list[str] = [
 # Left out: the redaction module (its comments show secret shapes) and tests/ (which hold fake keys on
 # purpose).
 _REPO = Path(__file__).resolve().parents[2]
-_CORPUS_GLOBS = ("reme_cc/**/*.py", "bench/**/*.py", "hooks/**/*", "scripts/**/*", "docs/**/*.md", "*.md",
-                 "agents/**/*.md", "skills/**/*.md", "tests/fixtures/claude_code/**/*.jsonl")
+_CORPUS_GLOBS = (
+    "reme_cc/**/*.py",
+    "bench/**/*.py",
+    "hooks/**/*",
+    "scripts/**/*",
+    "docs/**/*.md",
+    "*.md",
+    "agents/**/*.md",
+    "skills/**/*.md",
+    "tests/fixtures/claude_code/**/*.jsonl",
+)
 
 
 def repository_lines() -> list[tuple[str, str]]:
     """(path, line) for every line of the repository corpus."""
-    files = sorted({p for g in _CORPUS_GLOBS for p in _REPO.glob(g) if p.is_file()} - {_REPO / "reme_cc/notes/redact.py"})
-    return [(p.relative_to(_REPO).as_posix(), line) for p in files for line in p.read_text("utf-8", "replace").splitlines()]
+    files = sorted(
+        {p for g in _CORPUS_GLOBS for p in _REPO.glob(g) if p.is_file()} - {_REPO / "reme_cc/notes/redact.py"}
+    )
+    return [
+        (p.relative_to(_REPO).as_posix(), line) for p in files for line in p.read_text("utf-8", "replace").splitlines()
+    ]

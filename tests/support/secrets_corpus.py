@@ -60,32 +60,69 @@ def _pem(label: str, lines: int = 6) -> str:
 
 
 # ---- the base corpus, one per redaction kind ----------------------------------------------------
-_FAMILY = {"aws-access-key": "cloud", "aws-secret-key": "cloud", "google-api-key": "cloud",
-           "anthropic-key": "provider", "openai-key": "provider", "stripe-key": "provider",
-           "stripe-webhook-secret": "provider", "huggingface-token": "provider", "sendgrid-key": "provider",
-           "groq-key": "provider", "digitalocean-token": "cloud", "shopify-token": "provider",
-           "npm-token": "vcs-chat", "pypi-token": "vcs-chat", "github-token": "vcs-chat", "gitlab-token": "vcs-chat",
-           "slack-token": "vcs-chat", "slack-webhook": "vcs-chat", "telegram-bot-token": "vcs-chat", "jwt": "jwt",
-           "private-key": "private-key", "url-password": "connection", "bearer-token": "generic",
-           "basic-auth": "generic", "password": "generic"}
+_FAMILY = {
+    "aws-access-key": "cloud",
+    "aws-secret-key": "cloud",
+    "google-api-key": "cloud",
+    "anthropic-key": "provider",
+    "openai-key": "provider",
+    "stripe-key": "provider",
+    "stripe-webhook-secret": "provider",
+    "huggingface-token": "provider",
+    "sendgrid-key": "provider",
+    "groq-key": "provider",
+    "digitalocean-token": "cloud",
+    "shopify-token": "provider",
+    "npm-token": "vcs-chat",
+    "pypi-token": "vcs-chat",
+    "github-token": "vcs-chat",
+    "gitlab-token": "vcs-chat",
+    "slack-token": "vcs-chat",
+    "slack-webhook": "vcs-chat",
+    "telegram-bot-token": "vcs-chat",
+    "jwt": "jwt",
+    "private-key": "private-key",
+    "url-password": "connection",
+    "bearer-token": "generic",
+    "basic-auth": "generic",
+    "password": "generic",
+}
 for _kind, _text, _secret in POSITIVES:
     SECRETS.append(Secret(_FAMILY.get(_kind, "generic"), _kind, _text, _secret))
 
 # ---- cloud: AWS ----------------------------------------------------------------------------------
 _aws_id, _aws_secret = "AK" + "IA" + r(16, _UP).upper(), r(40, _B64)
 add("cloud", "aws-access-key", _aws_id, "[default]\naws_access_key_id = {}\n")
-add("cloud", "aws-secret-key", _aws_secret, "[default]\naws_access_key_id = " + _aws_id + "\naws_secret_access_key = {}\n")
+add(
+    "cloud",
+    "aws-secret-key",
+    _aws_secret,
+    "[default]\naws_access_key_id = " + _aws_id + "\naws_secret_access_key = {}\n",
+)
 add("cloud", "aws-secret-key", r(40, _B64), 'export AWS_SECRET_ACCESS_KEY="{}"')
-add("cloud", "aws-secret-key", r(40, _B64), '{{"AccessKeyId": "' + "AS" + "IA" + r(16, _UP).upper()
-    + '", "SecretAccessKey": "{}", "Expiration": "2026-06-20T12:00:00Z"}}')
+add(
+    "cloud",
+    "aws-secret-key",
+    r(40, _B64),
+    '{{"AccessKeyId": "'
+    + "AS"
+    + "IA"
+    + r(16, _UP).upper()
+    + '", "SecretAccessKey": "{}", "Expiration": "2026-06-20T12:00:00Z"}}',
+)
 add("cloud", "aws-session-token", "IQoJb3JpZ2luX2Vj" + r(300, _B64) + "==", "AWS_SESSION_TOKEN={}")
 add("cloud", "aws-access-key", "AS" + "IA" + r(16, _UP).upper(), "The key {} was used from an unknown IP.")
 
 # ---- cloud: GCP ----------------------------------------------------------------------------------
 _gcp_pem = _pem("PRIVATE " + "KEY", 8)
-_sa = {"type": "service_account", "project_id": "acme-prod", "private_key_id": r(40, _HEX),
-       "private_key": _gcp_pem + "\n", "client_email": "deployer@acme-prod.iam.gserviceaccount.com",
-       "client_id": "1" + r(20, string.digits)}
+_sa = {
+    "type": "service_account",
+    "project_id": "acme-prod",
+    "private_key_id": r(40, _HEX),
+    "private_key": _gcp_pem + "\n",
+    "client_email": "deployer@acme-prod.iam.gserviceaccount.com",
+    "client_id": "1" + r(20, string.digits),
+}
 SECRETS.append(Secret("cloud", "gcp-service-account", json.dumps(_sa, indent=2), _gcp_pem.replace("\n", "\\n")))
 add("cloud", "google-api-key", "AI" + "za" + r(35, _B64URL), "https://maps.googleapis.com/maps/api/geocode/json?key={}")
 add("cloud", "gcp-oauth-secret", "GOC" + "SPX-" + r(28, _B64URL), '"client_secret": "{}"')
@@ -94,22 +131,43 @@ add("cloud", "gcp-oauth-token", "ya" + "29.a0" + r(150, _B64URL), "access token:
 
 # ---- cloud: Azure --------------------------------------------------------------------------------
 _az_key = base64.b64encode(bytes(_rng.randrange(256) for _ in range(64))).decode()
-add("cloud", "azure-storage-key", _az_key,
-    "DefaultEndpointsProtocol=https;AccountName=acmestore;AccountKey={};EndpointSuffix=core.windows.net")
-add("cloud", "azure-storage-key", base64.b64encode(bytes(_rng.randrange(256) for _ in range(64))).decode(),
-    "AZURE_STORAGE_KEY={}")
-add("cloud", "azure-sas", "sv=2022-11-02&ss=b&srt=co&sp=rl&se=2026-07-01&sig=" + r(43, _B64) + "%3D",
-    "https://acmestore.blob.core.windows.net/backups?{}")
+add(
+    "cloud",
+    "azure-storage-key",
+    _az_key,
+    "DefaultEndpointsProtocol=https;AccountName=acmestore;AccountKey={};EndpointSuffix=core.windows.net",
+)
+add(
+    "cloud",
+    "azure-storage-key",
+    base64.b64encode(bytes(_rng.randrange(256) for _ in range(64))).decode(),
+    "AZURE_STORAGE_KEY={}",
+)
+add(
+    "cloud",
+    "azure-sas",
+    "sv=2022-11-02&ss=b&srt=co&sp=rl&se=2026-07-01&sig=" + r(43, _B64) + "%3D",
+    "https://acmestore.blob.core.windows.net/backups?{}",
+)
 add("cloud", "azure-client-secret", r(3) + "8Q~" + r(34, _AN + "~._-"), "AZURE_CLIENT_SECRET={}")
-add("cloud", "azure-client-secret", r(3) + "7Q~" + r(34, _AN + "~._-"), 'az login --service-principal -u app -p "{}" --tenant t')
-add("cloud", "azure-servicebus", r(43, _B64) + "=",
-    "Endpoint=sb://acme.servicebus.windows.net/;SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey={}")
+add(
+    "cloud",
+    "azure-client-secret",
+    r(3) + "7Q~" + r(34, _AN + "~._-"),
+    'az login --service-principal -u app -p "{}" --tenant t',
+)
+add(
+    "cloud",
+    "azure-servicebus",
+    r(43, _B64) + "=",
+    "Endpoint=sb://acme.servicebus.windows.net/;SharedAccessKeyName=RootManageSharedAccessKey;SharedAccessKey={}",
+)
 
 # ---- model / API providers ----------------------------------------------------------------------
 add("provider", "anthropic-key", "sk-" + "ant-api03-" + r(93, _B64URL) + "AA", "ANTHROPIC_API_KEY={}")
 add("provider", "anthropic-key", "sk-" + "ant-api03-" + r(93, _B64URL) + "AA", "client = Anthropic(api_key='{}')")
 add("provider", "openai-key", "sk-" + "proj-" + r(156, _B64URL), "OPENAI_API_KEY={}")
-add("provider", "openai-key", "sk-" + r(20) + "T3Blbk" + "FJ" + r(20), "openai.api_key = \"{}\"")
+add("provider", "openai-key", "sk-" + r(20) + "T3Blbk" + "FJ" + r(20), 'openai.api_key = "{}"')
 add("provider", "openai-key", "sk-" + "svcacct-" + r(120, _B64URL), "my key is {} please use it")
 add("provider", "google-gemini-key", "AI" + "za" + r(35, _B64URL), "GEMINI_API_KEY={}")
 add("provider", "huggingface-token", "hf" + "_" + r(34), "huggingface-cli login --token {}")
@@ -124,27 +182,58 @@ add("provider", "replicate-token", "r8" + "_" + r(37), "REPLICATE_API_TOKEN={}")
 add("vcs-chat", "github-token", "gh" + "p_" + r(36), "git remote set-url origin https://{}@github.com/acme/app.git")
 add("vcs-chat", "github-token", "github" + "_pat_" + r(22) + "_" + r(59), "GH_TOKEN={} gh pr list")
 add("vcs-chat", "github-token", "gh" + "s_" + r(36), "Authorization: token {}")
-add("vcs-chat", "gitlab-token", "gl" + "pat-" + r(20, _B64URL), 'curl --header "PRIVATE-TOKEN: {}" https://gitlab.com/api/v4/projects')
+add(
+    "vcs-chat",
+    "gitlab-token",
+    "gl" + "pat-" + r(20, _B64URL),
+    'curl --header "PRIVATE-TOKEN: {}" https://gitlab.com/api/v4/projects',
+)
 add("vcs-chat", "gitlab-token", "gl" + "ptt-" + r(40, _HEX), "CI trigger token {}")
 add("vcs-chat", "slack-token", "xo" + "xb-" + "2345678901-" + "3456789012345-" + r(24), "SLACK_BOT_TOKEN={}")
-add("vcs-chat", "slack-token", "xo" + "xp-" + "2345678901-" + "2345678901-" + "3456789012345-" + r(32, _HEX), "user token: {}")
-add("vcs-chat", "slack-webhook", "https://hooks.slack.com/" + "services/T01ABCDEF/B02GHIJKL/" + r(24),
-    "curl -X POST -d '{{\"text\":\"hi\"}}' {}")
-add("vcs-chat", "discord-webhook", "https://discord.com/api/" + "webhooks/123456789012345678/" + r(68, _B64URL),
-    "DISCORD_WEBHOOK={}")
+add(
+    "vcs-chat",
+    "slack-token",
+    "xo" + "xp-" + "2345678901-" + "2345678901-" + "3456789012345-" + r(32, _HEX),
+    "user token: {}",
+)
+add(
+    "vcs-chat",
+    "slack-webhook",
+    "https://hooks.slack.com/" + "services/T01ABCDEF/B02GHIJKL/" + r(24),
+    'curl -X POST -d \'{{"text":"hi"}}\' {}',
+)
+add(
+    "vcs-chat",
+    "discord-webhook",
+    "https://discord.com/api/" + "webhooks/123456789012345678/" + r(68, _B64URL),
+    "DISCORD_WEBHOOK={}",
+)
 add("vcs-chat", "npm-token", "np" + "m_" + r(36), "//registry.npmjs.org/:_authToken={}")
+
 
 # ---- JWTs ---------------------------------------------------------------------------------------
 def _b64u(obj: dict) -> str:
     return base64.urlsafe_b64encode(json.dumps(obj).encode()).decode().rstrip("=")
 
 
-add("jwt", "jwt", _b64u({"alg": "RS256", "typ": "JWT"}) + "." + _b64u({"sub": "u1", "exp": 1893456000}) + "." + r(342, _B64URL),
-    "Authorization: Bearer {}")
-add("jwt", "jwt", _b64u({"alg": "HS256"}) + "." + _b64u({"role": "service_role", "iss": "supabase"}) + "." + r(43, _B64URL),
-    "SUPABASE_SERVICE_ROLE_KEY={}")
-add("jwt", "jwt", _b64u({"alg": "HS256", "typ": "JWT"}) + "." + _b64u({"user": "bob"}) + "." + r(43, _B64URL),
-    "the cookie was session={}; Path=/")
+add(
+    "jwt",
+    "jwt",
+    _b64u({"alg": "RS256", "typ": "JWT"}) + "." + _b64u({"sub": "u1", "exp": 1893456000}) + "." + r(342, _B64URL),
+    "Authorization: Bearer {}",
+)
+add(
+    "jwt",
+    "jwt",
+    _b64u({"alg": "HS256"}) + "." + _b64u({"role": "service_role", "iss": "supabase"}) + "." + r(43, _B64URL),
+    "SUPABASE_SERVICE_ROLE_KEY={}",
+)
+add(
+    "jwt",
+    "jwt",
+    _b64u({"alg": "HS256", "typ": "JWT"}) + "." + _b64u({"user": "bob"}) + "." + r(43, _B64URL),
+    "the cookie was session={}; Path=/",
+)
 
 # ---- private keys -------------------------------------------------------------------------------
 add("private-key", "private-key", _pem("RSA PRIVATE " + "KEY"), "$ cat ~/.ssh/id_rsa\n{}\n")
@@ -160,20 +249,30 @@ add("connection", "url-password", "Mg" + r(16), "mongodb+srv://admin:{}@cluster0
 add("connection", "url-password", "Rd" + r(20), "REDIS_URL=rediss://default:{}@redis.example.com:6380")
 add("connection", "url-password", "Am" + r(12), "amqp://guest:{}@rabbit:5672/")
 add("connection", "url-password", "Sm" + r(10), "smtp://mailer:{}@smtp.example.com:587")
-add("connection", "ado-password", "Sq" + r(14) + "!", "Server=tcp:acme.database.windows.net,1433;Database=app;User ID=sa;Password={};Encrypt=True;")
+add(
+    "connection",
+    "ado-password",
+    "Sq" + r(14) + "!",
+    "Server=tcp:acme.database.windows.net,1433;Database=app;User ID=sa;Password={};Encrypt=True;",
+)
 add("connection", "odbc-password", "Od" + r(12), "Driver={{ODBC Driver 18}};Server=db;UID=report;PWD={};")
 add("connection", "jdbc-password", "Jd" + r(12), "jdbc:postgresql://db:5432/app?user=app&password={}&ssl=true")
-add("connection", "dsn-password", "Ds" + r(12), "host=db.internal port=5432 dbname=app user=app password={} sslmode=require")
+add(
+    "connection",
+    "dsn-password",
+    "Ds" + r(12),
+    "host=db.internal port=5432 dbname=app user=app password={} sslmode=require",
+)
 
 # ---- generic credentials in config ------------------------------------------------------------------
 add("generic", "password", "hunter2-" + r(8), "DB_PASSWORD={}")
-add("generic", "password", "Tr0ub4dor&" + r(4), "password: \"{}\"")
+add("generic", "password", "Tr0ub4dor&" + r(4), 'password: "{}"')
 add("generic", "password", r(24), "  secret_key: {}")
 add("generic", "password", r(32, _HEX), "SECRET_KEY='{}'")
-add("generic", "password", r(20), "api_key = \"{}\"")
-add("generic", "bearer-token", r(48, _B64URL), "curl -H \"Authorization: Bearer {}\" https://api.acme.dev/v1/me")
+add("generic", "password", r(20), 'api_key = "{}"')
+add("generic", "bearer-token", r(48, _B64URL), 'curl -H "Authorization: Bearer {}" https://api.acme.dev/v1/me')
 add("generic", "basic-auth", base64.b64encode(b"admin:" + r(12).encode()).decode(), "Authorization: Basic {}")
-add("generic", "password", r(16), "<add key=\"ApiKey\" value=\"{}\" />")
+add("generic", "password", r(16), '<add key="ApiKey" value="{}" />')
 add("generic", "password", "P@ss" + r(10), "--password={}")
 add("generic", "password", "s3" + r(14), "mysql -u root -p{} shop")
 

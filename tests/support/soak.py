@@ -48,16 +48,36 @@ from typing import Any
 
 from support.claude_cli import kill_leftovers, leftover_processes, sdk_env
 from support.dream_script import T, coordinator, first_user_text, node_md
-from support.fake_api import FakeAPI, Reply, Request, all_of, has_tool, is_main, is_subagent, system_contains, \
-    text, tool_use
+from support.fake_api import (
+    FakeAPI,
+    Reply,
+    Request,
+    all_of,
+    has_tool,
+    is_main,
+    is_subagent,
+    system_contains,
+    text,
+    tool_use,
+)
 from support.mcp_stdio import McpProcess
 
 REPO = Path(__file__).resolve().parents[2]
 HOOK = REPO / "hooks" / "reme_hook.py"
 EDITOR = Path(__file__).with_name("soak_editor.py")
 SEED_NODES = 6
-QUERIES = ["soak seed release checklist", "hook timeouts", "editor note", "dream body", "wikilink rewriting",
-           "server note token", "sqlite locking", "session card", "key rotation vault", "revision"]
+QUERIES = [
+    "soak seed release checklist",
+    "hook timeouts",
+    "editor note",
+    "dream body",
+    "wikilink rewriting",
+    "server note token",
+    "sqlite locking",
+    "session card",
+    "key rotation vault",
+    "revision",
+]
 # Work every server does at the least, however slow the machine: the loop runs past its deadline until
 # these are done (within OVERTIME), so the test's "it really did concurrent work" check does not hang on load.
 MIN_SERVER_OPS = {"write": 2, "edit": 1, "move": 1, "delete": 1, "search": 1}
@@ -95,8 +115,18 @@ class ServerStats:
 
 
 class Soak:
-    def __init__(self, base: Path, seconds: float = 10.0, *, servers: int = 4, hooks: int = 2,
-                 dream: bool = True, editor: bool = True, seed: int = 7, embedding: str = "none"):
+    def __init__(
+        self,
+        base: Path,
+        seconds: float = 10.0,
+        *,
+        servers: int = 4,
+        hooks: int = 2,
+        dream: bool = True,
+        editor: bool = True,
+        seed: int = 7,
+        embedding: str = "none",
+    ):
         self.base = Path(base)
         self.root = self.base / "ws"
         self.seconds = seconds
@@ -108,12 +138,12 @@ class Soak:
         self.problems: list[str] = []
         self.figures: dict[str, Any] = {}
         self._lock = threading.Lock()
-        self.expected: dict[str, str] = {}          # path -> exact content (servers, editor)
-        self.contains: dict[str, list[str]] = {}    # path -> texts it must contain (dream nodes)
-        self.tokens: dict[str, float] = {}          # search token -> time its write returned
+        self.expected: dict[str, str] = {}  # path -> exact content (servers, editor)
+        self.contains: dict[str, list[str]] = {}  # path -> texts it must contain (dream nodes)
+        self.tokens: dict[str, float] = {}  # search token -> time its write returned
         self.pins_made: set[str] = set()
-        self.exposed: list[str] = []                # notes other servers link to; only ever deleted
-        self.deleted: set[str] = set()              # deleted successfully: must stay gone
+        self.exposed: list[str] = []  # notes other servers link to; only ever deleted
+        self.deleted: set[str] = set()  # deleted successfully: must stay gone
         self.sessions: dict[str, tuple[Path, list[str]]] = {}
         self.process_seconds = 0.0
         self.processes_started = 0
@@ -131,12 +161,23 @@ class Soak:
             self.process_seconds += seconds
 
     def env(self, api: FakeAPI, **extra: str) -> dict[str, str]:
-        env = {k: v for k, v in os.environ.items()
-               if not k.startswith(("CLAUDE", "ANTHROPIC", "REME_")) and k != "PYTEST_CURRENT_TEST"}
+        env = {
+            k: v
+            for k, v in os.environ.items()
+            if not k.startswith(("CLAUDE", "ANTHROPIC", "REME_")) and k != "PYTEST_CURRENT_TEST"
+        }
         env.update(sdk_env(api, self.base / "home"))
-        env.update({"REME_WORKSPACE": str(self.root), "REME_EMBEDDING": self.embedding,
-                    "REME_TEST_RUN": self.run_id, "REME_AUTO_DREAM": "false", "REME_LOG_LEVEL": "WARNING",
-                    "REME_AGENT_RETRIES": "0", "REME_PYTHON": sys.executable})
+        env.update(
+            {
+                "REME_WORKSPACE": str(self.root),
+                "REME_EMBEDDING": self.embedding,
+                "REME_TEST_RUN": self.run_id,
+                "REME_AUTO_DREAM": "false",
+                "REME_LOG_LEVEL": "WARNING",
+                "REME_AGENT_RETRIES": "0",
+                "REME_PYTHON": sys.executable,
+            }
+        )
         env.update(extra)
         return env
 
@@ -146,13 +187,21 @@ class Soak:
 
         ws = Workspace(self.root)
         for k in range(SEED_NODES):
-            ws.write_text(f"daily/2020-01-20/seed-card-{k}.md",
-                          f"---\nname: Seed card {k}\ndescription: where seed {k} came from\n---\n"
-                          f"The team wrote the release checklist {k} and discussed sqlite locking.\n")
-            ws.write_text(f"digest/wiki/soak-seed-{k}.md", node_md(
-                f"Soak seed {k}", f"seed node {k}",
-                f"Seed node {k} about the release checklist, key rotation with the vault, wikilink rewriting. "
-                f"Next: [[digest/wiki/soak-seed-{(k + 1) % SEED_NODES}.md]].", [f"daily/2020-01-20/seed-card-{k}.md"]))
+            ws.write_text(
+                f"daily/2020-01-20/seed-card-{k}.md",
+                f"---\nname: Seed card {k}\ndescription: where seed {k} came from\n---\n"
+                f"The team wrote the release checklist {k} and discussed sqlite locking.\n",
+            )
+            ws.write_text(
+                f"digest/wiki/soak-seed-{k}.md",
+                node_md(
+                    f"Soak seed {k}",
+                    f"seed node {k}",
+                    f"Seed node {k} about the release checklist, key rotation with the vault, wikilink rewriting. "
+                    f"Next: [[digest/wiki/soak-seed-{(k + 1) % SEED_NODES}.md]].",
+                    [f"daily/2020-01-20/seed-card-{k}.md"],
+                ),
+            )
         for k in range(SEED_NODES):
             for rel in (f"daily/2020-01-20/seed-card-{k}.md", f"digest/wiki/soak-seed-{k}.md"):
                 self.expected[rel] = (self.root / rel).read_text()
@@ -164,8 +213,14 @@ class Soak:
                 return text("Recorded.")
             m = re.search(r"hooktok(\d+)x", req.last_user_text)
             name = f"Soak session {m.group(1) if m else 'x'}"
-            return tool_use("daily_write", {"name": name, "description": "a soak test session",
-                                            "content": "## What happened\n- Many turns of the soak test.\n"})
+            return tool_use(
+                "daily_write",
+                {
+                    "name": name,
+                    "description": "a soak test session",
+                    "content": "## What happened\n- Many turns of the soak test.\n",
+                },
+            )
 
         def extractor(req: Request) -> Reply:
             changed = re.findall(r"^### (daily/\S+)$", req.last_user_text, re.M)
@@ -174,8 +229,14 @@ class Soak:
                 with self._lock:
                     self._unit_no += 1
                     k = self._unit_no
-                units.append({"name": f"Soak dream unit {k}", "bucket": "wiki",
-                              "summary": f"What {rel} says about release checklists.", "paths": [rel]})
+                units.append(
+                    {
+                        "name": f"Soak dream unit {k}",
+                        "bucket": "wiki",
+                        "summary": f"What {rel} says about release checklists.",
+                        "paths": [rel],
+                    }
+                )
             return text("```json\n" + json.dumps({"units": units, "topics": []}) + "\n```")
 
         def integrator(req: Request) -> Reply:
@@ -189,9 +250,13 @@ class Soak:
             with self._lock:
                 self.dream_nodes[f"Soak dream unit {k}"] = (path, body, sources)
             turn = sum(1 for msg in req.messages if msg.get("role") == "assistant")
-            plan = [tool_use(T + "write", {"path": path, "content": node_md(f"Soak dream unit {k}", "from the dream",
-                                                                          body, sources)}),
-                    text("Done.\n" + json.dumps({"action": "CREATE", "path": path, "related": []}))]
+            plan = [
+                tool_use(
+                    T + "write",
+                    {"path": path, "content": node_md(f"Soak dream unit {k}", "from the dream", body, sources)},
+                ),
+                text("Done.\n" + json.dumps({"action": "CREATE", "path": path, "related": []})),
+            ]
             return plan[min(turn, len(plan) - 1)]
 
         api.rule(has_tool("daily_write"), recorder)
@@ -204,7 +269,7 @@ class Soak:
     def server_client(self, i: int, srv: McpProcess, deadline: float, stats: ServerStats) -> None:
         rng = random.Random(self.seed * 100 + i)
         folder = f"daily/2020-01-0{i + 1}"
-        own: dict[str, str] = {}   # what this server wrote last, by current path
+        own: dict[str, str] = {}  # what this server wrote last, by current path
         pins_next = 0
         n = 0
         moves = 0
@@ -227,8 +292,10 @@ class Soak:
             others = [p for p in own if p != exclude and "-pin" not in p and "-x" not in p]
             mine = rng.sample(others, min(2, len(others)))
             pin_of = rng.choice([s for s in range(self.n_servers) if s != i] or [i])
-            targets = mine + [f"daily/2020-01-0{pin_of + 1}/s{pin_of}-pin{rng.randint(0, 3)}.md",
-                              f"digest/wiki/soak-seed-{rng.randrange(SEED_NODES)}.md"]
+            targets = mine + [
+                f"daily/2020-01-0{pin_of + 1}/s{pin_of}-pin{rng.randint(0, 3)}.md",
+                f"digest/wiki/soak-seed-{rng.randrange(SEED_NODES)}.md",
+            ]
             with self._lock:  # another server's exposed note: it may be deleted at any moment
                 theirs = [x for x in self.exposed[-8:] if not x.startswith(f"{folder}/")]
             if theirs:
@@ -237,8 +304,9 @@ class Soak:
 
         def busy() -> bool:
             now = time.monotonic()
-            return now < deadline or (now < deadline + OVERTIME
-                                      and any(stats.ops[op] < k for op, k in MIN_SERVER_OPS.items()))
+            return now < deadline or (
+                now < deadline + OVERTIME and any(stats.ops[op] < k for op, k in MIN_SERVER_OPS.items())
+            )
 
         while busy():
             r = rng.random()
@@ -254,8 +322,10 @@ class Soak:
                 path, token = "", ""
             if path:
                 n += 1
-                content = (f"# Server {i} note {path.rsplit('/', 1)[1]}\n\nToken {token} written by server {i}, "
-                           f"a server note about sqlite locking.\n\nrev: r0\n\nLinks: {links_for(path)}\n")
+                content = (
+                    f"# Server {i} note {path.rsplit('/', 1)[1]}\n\nToken {token} written by server {i}, "
+                    f"a server note about sqlite locking.\n\nrev: r0\n\nLinks: {links_for(path)}\n"
+                )
                 if call("write", {"path": path, "content": content}) is not None:
                     own[path] = content
                     with self._lock:
@@ -288,15 +358,20 @@ class Soak:
                         self.deleted.add(path)
             else:
                 with self._lock:
-                    old_enough = [t for t, at in self.tokens.items()
-                                  if time.monotonic() - at >= FRESH_AFTER and not t.startswith(f"soaks{i}")]
+                    old_enough = [
+                        t
+                        for t, at in self.tokens.items()
+                        if time.monotonic() - at >= FRESH_AFTER and not t.startswith(f"soaks{i}")
+                    ]
                 token = rng.choice(old_enough) if old_enough else rng.choice(QUERIES)
                 res = call("search", {"query": token, "limit": 5})
                 if res is not None and old_enough:
                     stats.fresh_checks += 1
                     if token not in McpProcess.text(res):
-                        self.problem(f"server {i}: search {token!r} (written by another process "
-                                     f"{FRESH_AFTER:.0f}+ s earlier) did not find it: {McpProcess.text(res)[:300]}")
+                        self.problem(
+                            f"server {i}: search {token!r} (written by another process "
+                            f"{FRESH_AFTER:.0f}+ s earlier) did not find it: {McpProcess.text(res)[:300]}"
+                        )
         with self._lock:
             self.expected.update(own)
 
@@ -314,25 +389,51 @@ class Soak:
             for role in ("user", "assistant"):
                 uid = str(uuid.uuid4())
                 now = dt.datetime.now(dt.timezone.utc).strftime("%Y-%m-%dT%H:%M:%S.%f")[:-3] + "Z"
-                content: Any = (f"Turn {k} of soak session {h}: hooktok{h}x{k} please remember the release checklist."
-                                if role == "user" else [{"type": "text", "text": f"Noted turn {k} (hooktok{h}x{k})."}])
-                lines.append(json.dumps({"parentUuid": parent, "isSidechain": False, "type": role, "uuid": uid,
-                                         "timestamp": now, "sessionId": sid, "cwd": str(self.base),
-                                         "message": {"role": role, "content": content}}))
+                content: Any = (
+                    f"Turn {k} of soak session {h}: hooktok{h}x{k} please remember the release checklist."
+                    if role == "user"
+                    else [{"type": "text", "text": f"Noted turn {k} (hooktok{h}x{k})."}]
+                )
+                lines.append(
+                    json.dumps(
+                        {
+                            "parentUuid": parent,
+                            "isSidechain": False,
+                            "type": role,
+                            "uuid": uid,
+                            "timestamp": now,
+                            "sessionId": sid,
+                            "cwd": str(self.base),
+                            "message": {"role": role, "content": content},
+                        }
+                    )
+                )
                 parent = uid
                 uuids.append(uid)
             with src.open("a", encoding="utf-8") as fh:
                 fh.write("\n".join(lines) + "\n")
             k += 1
-            payload = {"session_id": sid, "transcript_path": str(src), "hook_event_name": "Stop",
-                       "cwd": str(self.base), "stop_hook_active": False}
+            payload = {
+                "session_id": sid,
+                "transcript_path": str(src),
+                "hook_event_name": "Stop",
+                "cwd": str(self.base),
+                "stop_hook_active": False,
+            }
             t0 = time.monotonic()
-            proc = subprocess.run([system_python(), str(HOOK), "Stop"], input=json.dumps(payload).encode(),
-                                  capture_output=True, env=env, cwd=str(self.base), timeout=60)
+            proc = subprocess.run(
+                [system_python(), str(HOOK), "Stop"],
+                input=json.dumps(payload).encode(),
+                capture_output=True,
+                env=env,
+                cwd=str(self.base),
+                timeout=60,
+            )
             self.count_process(time.monotonic() - t0)
             if proc.returncode != 0 or proc.stdout.strip():
-                self.problem(f"hook {h}: Stop rc={proc.returncode} stdout={proc.stdout[:200]!r} "
-                             f"stderr={proc.stderr[-500:]!r}")
+                self.problem(
+                    f"hook {h}: Stop rc={proc.returncode} stdout={proc.stdout[:200]!r} stderr={proc.stderr[-500:]!r}"
+                )
             time.sleep(random.Random(k).uniform(0.1, 0.4))
 
     # ---- dream loop --------------------------------------------------------------------------------
@@ -341,8 +442,14 @@ class Soak:
         while first or time.monotonic() < deadline:
             first = False
             t0 = time.monotonic()
-            proc = subprocess.run(reme_argv("dream", "--json", "--date", self.today, "--max-units", "3"),
-                                  capture_output=True, text=True, env=env, cwd=str(self.root), timeout=300)
+            proc = subprocess.run(
+                reme_argv("dream", "--json", "--date", self.today, "--max-units", "3"),
+                capture_output=True,
+                text=True,
+                env=env,
+                cwd=str(self.root),
+                timeout=300,
+            )
             self.count_process(time.monotonic() - t0)
             self.figures["dreams"] = self.figures.get("dreams", 0) + 1
             if proc.returncode != 0:
@@ -370,8 +477,13 @@ class Soak:
         with FakeAPI() as api:
             self.script_api(api)
             base_env = self.env(api)
-            hook_env = self.env(api, REME_RECORD="true", REME_RECORD_MIN_MESSAGES="8",
-                                REME_AGENT_BACKEND="anthropic", REME_ANTHROPIC_API_KEY="sk-ant-fake-key")
+            hook_env = self.env(
+                api,
+                REME_RECORD="true",
+                REME_RECORD_MIN_MESSAGES="8",
+                REME_AGENT_BACKEND="anthropic",
+                REME_ANTHROPIC_API_KEY="sk-ant-fake-key",
+            )
             dream_env = self.env(api, REME_AGENT_BACKEND="sdk")
             try:
                 self._run_all(base_env, hook_env, dream_env)
@@ -395,13 +507,20 @@ class Soak:
             t0 = time.monotonic()
             editor = None
             if self.with_editor:
-                editor = subprocess.Popen([sys.executable, str(EDITOR), str(self.root), str(self.seconds), self.today,
-                                           str(self.seed)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                          env=base_env, text=True)
-            threads = [threading.Thread(target=self.server_client, args=(i, s, deadline, stats[i]))
-                       for i, s in enumerate(servers)]
-            threads += [threading.Thread(target=self.hook_session, args=(h, hook_env, deadline))
-                        for h in range(self.n_hooks)]
+                editor = subprocess.Popen(
+                    [sys.executable, str(EDITOR), str(self.root), str(self.seconds), self.today, str(self.seed)],
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    env=base_env,
+                    text=True,
+                )
+            threads = [
+                threading.Thread(target=self.server_client, args=(i, s, deadline, stats[i]))
+                for i, s in enumerate(servers)
+            ]
+            threads += [
+                threading.Thread(target=self.hook_session, args=(h, hook_env, deadline)) for h in range(self.n_hooks)
+            ]
             if self.with_dream:
                 threads.append(threading.Thread(target=self.dream_loop, args=(dream_env, deadline)))
             for t in threads:
@@ -444,12 +563,18 @@ class Soak:
             if left:
                 self.problem(f"orphan processes after the run: {left}")
             lat = [x for st in stats for x in st.latencies]
-            self.figures.update({
-                "seconds": self.seconds, "servers": self.n_servers, "hook_sessions": self.n_hooks,
-                "server_ops": {op: sum(st.ops[op] for st in stats) for op in ("write", "edit", "move", "delete", "search")},
-                "server_call_p95_ms": round(p95(lat) * 1000, 1),
-                "freshness_checks": sum(st.fresh_checks for st in stats),
-            })
+            self.figures.update(
+                {
+                    "seconds": self.seconds,
+                    "servers": self.n_servers,
+                    "hook_sessions": self.n_hooks,
+                    "server_ops": {
+                        op: sum(st.ops[op] for st in stats) for op in ("write", "edit", "move", "delete", "search")
+                    },
+                    "server_call_p95_ms": round(p95(lat) * 1000, 1),
+                    "freshness_checks": sum(st.fresh_checks for st in stats),
+                }
+            )
         finally:
             for s in servers:
                 s.__exit__(None, None, None)
@@ -462,8 +587,10 @@ class Soak:
             if not p.is_file():
                 self.problem(f"{rel}: written successfully but missing on disk")
             elif p.read_text("utf-8", "replace") != content:
-                self.problem(f"{rel}: content differs from the last successful write:\n"
-                             f"--- expected\n{content[:600]}\n--- on disk\n{p.read_text('utf-8', 'replace')[:600]}")
+                self.problem(
+                    f"{rel}: content differs from the last successful write:\n"
+                    f"--- expected\n{content[:600]}\n--- on disk\n{p.read_text('utf-8', 'replace')[:600]}"
+                )
             checked += 1
         for rel in sorted(self.deleted):
             if (self.root / rel).exists():
@@ -485,10 +612,14 @@ class Soak:
             if copied != uuids:
                 lost = [u for u in uuids if u not in copied]
                 dup = len(copied) - len(set(copied))
-                self.problem(f"session {sid}: copy has {len(copied)} entries, transcript {len(uuids)} "
-                             f"({len(lost)} lost, {dup} duplicated, order ok={copied == sorted(copied, key=uuids.index)})")
+                self.problem(
+                    f"session {sid}: copy has {len(copied)} entries, transcript {len(uuids)} "
+                    f"({len(lost)} lost, {dup} duplicated, order ok={copied == sorted(copied, key=uuids.index)})"
+                )
             checked += len(uuids)
-        cards = sorted(p.relative_to(self.root).as_posix() for p in (self.root / "daily" / self.today).glob("Soak session*.md"))
+        cards = sorted(
+            p.relative_to(self.root).as_posix() for p in (self.root / "daily" / self.today).glob("Soak session*.md")
+        )
         self.figures["recorder_cards"] = len(cards)
         self.figures["writes_checked"] = checked
         # no half-written temp files of atomic writes left anywhere
@@ -521,8 +652,9 @@ class Soak:
         shutil.copytree(self.root, copy, symlinks=True)
         env = {k: v for k, v in os.environ.items() if not k.startswith("REME_")}
         env.update({"REME_EMBEDDING": self.embedding, "REME_WORKSPACE": str(copy)})
-        proc = subprocess.run(reme_argv("--workspace", str(copy), "reindex"), capture_output=True, text=True,
-                              env=env, timeout=300)
+        proc = subprocess.run(
+            reme_argv("--workspace", str(copy), "reindex"), capture_output=True, text=True, env=env, timeout=300
+        )
         if proc.returncode != 0:
             self.problem(f"reindex of the copy failed rc={proc.returncode}: {proc.stderr[-1000:]}")
             return
@@ -531,8 +663,10 @@ class Soak:
             a, b = live[table], fresh[table]
             if a != b:
                 extra, missing = sorted(set(a) - set(b)), sorted(set(b) - set(a))
-                self.problem(f"index table {table} differs from a fresh rebuild: {len(extra)} rows only in the live "
-                             f"index, {len(missing)} only in the rebuild; e.g. live {extra[:3]} / fresh {missing[:3]}")
+                self.problem(
+                    f"index table {table} differs from a fresh rebuild: {len(extra)} rows only in the live "
+                    f"index, {len(missing)} only in the rebuild; e.g. live {extra[:3]} / fresh {missing[:3]}"
+                )
         self.figures["index_rows_compared"] = sum(len(v) for v in live.values())
         got_live, got_fresh = search_results(self.root, self.embedding), search_results(copy, self.embedding)
         for q in QUERIES:
@@ -581,8 +715,9 @@ def search_results(root: Path, embedding: str) -> dict[str, list[tuple[Any, ...]
         out = {}
         for q in QUERIES:
             hits = index.search(q, limit=20).results
-            out[q] = sorted(((h.path, h.start_line, h.end_line, round(h.score, 6)) for h in hits),
-                            key=lambda t: (-t[3], t[0], t[1]))
+            out[q] = sorted(
+                ((h.path, h.start_line, h.end_line, round(h.score, 6)) for h in hits), key=lambda t: (-t[3], t[0], t[1])
+            )
         return out
     finally:
         index.close()

@@ -18,9 +18,11 @@ import time
 
 def note(n: int, rev: int, pins: list[str]) -> str:
     links = " ".join(f"[[{p}]]" for p in pins)
-    return (f"---\nname: Editor note {n}\ndescription: typed by hand in an editor, revision {rev}\n---\n"
-            f"# Editor note {n}\n\nToken editortok{n}x{rev} about release checklists and hook timeouts.\n\n"
-            f"See {links} and [[digest/wiki/soak-seed-0.md]].\n")
+    return (
+        f"---\nname: Editor note {n}\ndescription: typed by hand in an editor, revision {rev}\n---\n"
+        f"# Editor note {n}\n\nToken editortok{n}x{rev} about release checklists and hook timeouts.\n\n"
+        f"See {links} and [[digest/wiki/soak-seed-0.md]].\n"
+    )
 
 
 def main(argv: list[str]) -> int:
@@ -49,7 +51,7 @@ def main(argv: list[str]) -> int:
                 fh.write(data[: len(data) // 2])
                 fh.flush()
                 time.sleep(0.01)
-                fh.write(data[len(data) // 2:])
+                fh.write(data[len(data) // 2 :])
         else:
             tmp = os.path.join(os.path.dirname(full), f".editor-{os.getpid()}.tmp")
             with open(tmp, "wb") as fh:
