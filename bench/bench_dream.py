@@ -39,7 +39,7 @@ TOPICS = [
 
 
 def generate(root: Path, days: int, cards: int, end: dt.date) -> list[str]:
-    from reme_cc.workspace import Workspace
+    from reme_cc.base.workspace import Workspace
 
     ws = Workspace(root)
     paths = []
@@ -103,9 +103,9 @@ def main() -> int:
         ]
         script_dream(api, extractions=[extractor_turn(units, topics)], plans=plans)
 
-        from reme_cc.config import Config
+        from reme_cc.base.config import Config
         from reme_cc.memory import dream
-        from reme_cc.agent import with_agents
+        from reme_cc.surfaces.agent import with_agents
         from reme_cc.tools import Context
 
         ctx = with_agents(Context.open(str(root), Config.load(root).replace(dream_concurrency=args.concurrency)))

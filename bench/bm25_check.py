@@ -18,9 +18,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from latency import pct, queries_for, workspace_args  # noqa: E402
 
-from reme_cc.config import Config  # noqa: E402
+from reme_cc.base.config import Config  # noqa: E402
 from reme_cc.index import Index, keyword, rss_mb  # noqa: E402
-from reme_cc.workspace import Workspace  # noqa: E402
+from reme_cc.base.workspace import Workspace  # noqa: E402
 
 
 def main() -> None:

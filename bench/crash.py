@@ -29,7 +29,7 @@ def main() -> int:
     from support import crash
     from support.fake_api import FakeAPI
 
-    from reme_cc.workspace import Workspace
+    from reme_cc.base.workspace import Workspace
 
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--kills", type=int, default=200)

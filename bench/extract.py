@@ -137,10 +137,10 @@ def drop_to_search(work: Path, pages: int) -> None:
 
 
 def resource_sync(work: Path, n: int) -> None:
-    from reme_cc.config import Config
+    from reme_cc.base.config import Config
     from reme_cc.memory import resource
     from reme_cc.tools import Context
-    from reme_cc.workspace import Workspace
+    from reme_cc.base.workspace import Workspace
 
     root = work / "ws-res"
     shutil.rmtree(root, ignore_errors=True)

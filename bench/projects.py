@@ -33,9 +33,9 @@ def main() -> int:
     os.environ["REME_EMBEDDING"] = args.embedding
     os.environ.pop("CLAUDE_PROJECT_DIR", None)  # the working directory decides, as for the CLI
 
-    from reme_cc.config import Config
+    from reme_cc.base.config import Config
     from reme_cc.tools import Context, all_tools
-    from reme_cc.workspace import Workspace
+    from reme_cc.base.workspace import Workspace
 
     with tempfile.TemporaryDirectory(prefix="reme-bench-projects-") as tmp:
         lay = pc.build(Path(tmp))
@@ -94,9 +94,9 @@ def report_times(what: str, times: dict[str, list[float]]) -> None:
 
 def time_large(root: Path, rounds: int) -> dict[str, list[float]]:
     """The preference's cost on a big workspace: the same queries with and without it, interleaved."""
-    from reme_cc.config import Config
+    from reme_cc.base.config import Config
     from reme_cc.tools import Context, all_tools
-    from reme_cc.workspace import Workspace
+    from reme_cc.base.workspace import Workspace
 
     ctx = Context(Workspace(root), Config.load(root))
     search = all_tools()["search"]

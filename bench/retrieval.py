@@ -42,12 +42,12 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent))
 
-from reme_cc.config import Config  # noqa: E402
+from reme_cc.base.config import Config  # noqa: E402
 from reme_cc.index import Index  # noqa: E402
 from reme_cc.index import catchup  # noqa: E402
 from reme_cc.index import embedder as emb  # noqa: E402
 from reme_cc.index.search import FUSIONS, run_search  # noqa: E402
-from reme_cc.workspace import Workspace  # noqa: E402
+from reme_cc.base.workspace import Workspace  # noqa: E402
 
 CACHE = HERE / ".cache" / "vectors"
 COVERAGES = (0, 10, 50, 100)
@@ -223,7 +223,7 @@ def surfaces(ws: Workspace, config: Config, queries: list[tuple[str, set[str]]])
         paths = [h["path"] for h in json.loads(out.stdout)["results"]]
         cli_hits += bool(gold & set(paths))
     mcp_hits = 0
-    with McpProcess([sys.executable, "-m", "reme_cc.server"], env=env) as mcp:
+    with McpProcess([sys.executable, "-m", "reme_cc.surfaces.server"], env=env) as mcp:
         mcp.initialize()
         for q, gold in queries:
             text = mcp.text(mcp.call_tool("search", {"query": q, "limit": 3}, timeout=120))

@@ -21,11 +21,11 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from corpus import fill_random_vectors, EN_TOPICS, ZH_TOPICS, generate  # noqa: E402
 
-from reme_cc.config import Config  # noqa: E402
+from reme_cc.base.config import Config  # noqa: E402
 from reme_cc.index import Index, rss_mb  # noqa: E402
 from reme_cc.index import keyword  # noqa: E402
 from reme_cc.index.search import run_search  # noqa: E402
-from reme_cc.workspace import Workspace  # noqa: E402
+from reme_cc.base.workspace import Workspace  # noqa: E402
 
 
 def pct(xs: list[float], q: float) -> float:

@@ -51,9 +51,9 @@ def wipe_team_state(ws: Path, repo: Path) -> None:
 
 
 def one_run(ws: Path, repo: Path, full_s: float) -> dict:
-    from reme_cc.config import Config
+    from reme_cc.base.config import Config
     from reme_cc.tools import Context, all_tools
-    from reme_cc.workspace import Workspace
+    from reme_cc.base.workspace import Workspace
 
     wipe_team_state(ws, repo)
     os.chdir(repo)

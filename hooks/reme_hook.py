@@ -2,7 +2,7 @@
 """Claude Code hook entry: `python3 -S reme_hook.py <Stop|SessionEnd|SessionStart>` (payload on stdin).
 
 Standard library only and independent of the plugin's virtualenv: it puts the plugin root on
-sys.path and runs reme_cc.hooks. Always exits 0 and prints nothing except the SessionStart brief.
+sys.path and runs reme_cc.surfaces.hooks. Always exits 0 and prints nothing except the SessionStart brief.
 """
 
 import os
@@ -13,7 +13,7 @@ if os.environ.get("REME_INTERNAL_AGENT") == "1":  # our own memory agents' sessi
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 try:
-    from reme_cc.hooks import main
+    from reme_cc.surfaces.hooks import main
 except BaseException:  # a broken checkout must not break the user's session
     sys.exit(0)
 sys.exit(main(sys.argv[1:]))

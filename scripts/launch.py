@@ -19,11 +19,11 @@ from pathlib import Path
 ROOT = Path(os.environ.get("CLAUDE_PLUGIN_ROOT") or Path(__file__).resolve().parent.parent)
 sys.path.insert(0, str(ROOT))
 
-from reme_cc import bootstrap  # noqa: E402  (needs ROOT on sys.path)
+from reme_cc.base import bootstrap  # noqa: E402  (needs ROOT on sys.path)
 
 
 def server_argv(python: str) -> list[str]:
-    return bootstrap.module_argv(python, "reme_cc.server")
+    return bootstrap.module_argv(python, "reme_cc.surfaces.server")
 
 
 def _exec(argv: list[str]) -> None:
@@ -37,7 +37,7 @@ def main(argv: list[str]) -> int:
         bootstrap.enter_trusted_cwd()  # Claude Code starts us in the session's folder: a repository
         if bootstrap.env_ready():
             _exec(server_argv(str(bootstrap.env_python())))
-        from reme_cc import mcp_standin
+        from reme_cc.surfaces import mcp_standin
 
         return mcp_standin.serve(lambda: str(bootstrap.ensure_env()), server_argv)
     try:
@@ -45,7 +45,7 @@ def main(argv: list[str]) -> int:
     except bootstrap.BootstrapError as exc:
         print(exc, file=sys.stderr)
         return 1
-    _exec(bootstrap.module_argv(python, "reme_cc.cli", *argv))
+    _exec(bootstrap.module_argv(python, "reme_cc.surfaces.cli", *argv))
     return 0
 
 

@@ -26,7 +26,7 @@ os.environ.setdefault("CLAUDE_PLUGIN_DATA", tempfile.mkdtemp(prefix="reme-test-p
 @pytest.fixture
 def ws(tmp_path, monkeypatch):
     """A fresh workspace in tmp_path (also exported as REME_WORKSPACE for subprocesses)."""
-    from reme_cc.workspace import Workspace
+    from reme_cc.base.workspace import Workspace
 
     root = tmp_path / "ws"
     monkeypatch.setenv("REME_WORKSPACE", str(root))
@@ -37,7 +37,7 @@ def ws(tmp_path, monkeypatch):
 @pytest.fixture
 def idx(ws):
     """The workspace's index (embedding in the background as configured: "none" unless REME_TEST_EMBEDDING)."""
-    from reme_cc.config import Config
+    from reme_cc.base.config import Config
     from reme_cc.index import Index
 
     index = Index(ws, Config.load(ws.root))
@@ -47,8 +47,8 @@ def idx(ws):
 
 @pytest.fixture
 def ctx(ws):
-    from reme_cc.agent import with_agents
-    from reme_cc.config import Config
+    from reme_cc.surfaces.agent import with_agents
+    from reme_cc.base.config import Config
     from reme_cc.tools import Context
 
     c = with_agents(Context(ws, Config.load(ws.root)))  # able to run the memory pipelines too

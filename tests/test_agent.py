@@ -1,4 +1,4 @@
-"""The memory-agent runner (reme_cc/agent.py) against the fake Anthropic API, both backends.
+"""The memory-agent runner (reme_cc/surfaces/agent.py) against the fake Anthropic API, both backends.
 
 The sdk backend runs the real Claude Code CLI bundled with claude-agent-sdk; the anthropic backend the
 anthropic SDK's tool-use loop. Both must behave the same for the same agent."""
@@ -10,9 +10,17 @@ import time
 
 import pytest
 
-from reme_cc.config import Config
-from reme_cc.errors import InvalidInputError, NotFoundError
-from reme_cc.agent import AGENT_TOOLS, AgentSpec, agent_env, agent_tool, load_agent, parse_agent, run_agent_sync
+from reme_cc.base.config import Config
+from reme_cc.base.errors import InvalidInputError, NotFoundError
+from reme_cc.surfaces.agent import (
+    AGENT_TOOLS,
+    AgentSpec,
+    agent_env,
+    agent_tool,
+    load_agent,
+    parse_agent,
+    run_agent_sync,
+)
 from reme_cc.tools import Context, Params, TextResult
 from support.claude_cli import run_claude
 from support.fake_api import FakeAPI, error, is_subagent, system_contains, text, tool_use
@@ -198,7 +206,7 @@ def test_sdk_session_fires_no_hooks_of_installed_plugins(ws, monkeypatch, tmp_pa
 
 
 def test_anthropic_backend_needs_a_key(ws, monkeypatch):
-    from reme_cc.errors import AgentError
+    from reme_cc.base.errors import AgentError
 
     monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
     ctx = Context(ws, Config(agent_backend="anthropic"))
@@ -215,7 +223,7 @@ def test_unknown_tool_is_a_clear_error(ws):
 def test_plugin_agents_name_the_tools_claude_code_gives_them():
     """agents/*.md are read by Claude Code (a subagent of the user's session) and by the SDK runner:
     their tools are the plugin's MCP tool names, each one a registry tool the runner serves in-process."""
-    from reme_cc.agent import PACKAGE_DIR, PLUGIN_TOOL_PREFIX, registry_name, resolve_tools
+    from reme_cc.surfaces.agent import PACKAGE_DIR, PLUGIN_TOOL_PREFIX, registry_name, resolve_tools
     from reme_cc.notes.frontmatter import parse_note
 
     files = sorted((PACKAGE_DIR.parent / "agents").glob("*.md"))
@@ -232,7 +240,7 @@ def test_plugin_agents_name_the_tools_claude_code_gives_them():
 
 
 def test_a_foreign_mcp_tool_name_is_not_taken_for_ours():
-    from reme_cc.agent import resolve_tools
+    from reme_cc.surfaces.agent import resolve_tools
 
     spec = parse_agent("---\nname: x\ntools: mcp__github__read\n---\nhi")
     with pytest.raises(InvalidInputError, match="mcp__github__read"):

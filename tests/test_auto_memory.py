@@ -13,13 +13,13 @@ import time
 
 import pytest
 
-from reme_cc.config import Config
-from reme_cc.errors import InvalidInputError
+from reme_cc.base.config import Config
+from reme_cc.base.errors import InvalidInputError
 from reme_cc.memory import daily, usage
 from reme_cc.memory.auto_memory import clean_card_name, record_session
 from reme_cc.memory.recording import cursor_path, load_cursor
 from reme_cc.notes.frontmatter import parse_note
-from reme_cc.agent import with_agents
+from reme_cc.surfaces.agent import with_agents
 from reme_cc.tools import Context
 from support.fake_api import FakeAPI, error, text, tool_use
 from support.recorder import copy_fixture, entry, tool_name, use_backend, write_copy
@@ -309,7 +309,7 @@ def test_messages_crossing_midnight_make_one_card_per_local_date(ws, setup, monk
 
 
 def test_messages_file_cli_records_a_dialog(ws, setup, tmp_path, capsys):
-    from reme_cc.cli import main
+    from reme_cc.surfaces.cli import main
 
     msgs = [
         {

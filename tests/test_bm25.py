@@ -12,7 +12,7 @@ import textwrap
 import numpy as np
 import pytest
 
-from reme_cc.config import Config
+from reme_cc.base.config import Config
 from reme_cc.index import Index, bm25, catalog, keyword, tiers
 
 EN = (
@@ -354,9 +354,9 @@ def test_date_filter(corpus_idx):
 
 WRITER = textwrap.dedent("""
     import sys
-    from reme_cc.config import Config
+    from reme_cc.base.config import Config
     from reme_cc.index import Index
-    from reme_cc.workspace import Workspace
+    from reme_cc.base.workspace import Workspace
     ws = Workspace(sys.argv[1])
     idx = Index(ws, Config.load(ws.root).replace(embedding="none"))
     changed = []
@@ -681,7 +681,7 @@ def test_build_segment_handles_odd_stored_text():
 
 def test_workspace_path_with_uri_characters(tmp_path):
     """The builder opens its own read-only connection by URI: '?', '#', '%' and spaces in the path."""
-    from reme_cc.workspace import Workspace
+    from reme_cc.base.workspace import Workspace
 
     ws = Workspace(tmp_path / "my notes #1?x=%20")
     ws.write_text("digest/wiki/a.md", "# A\nplatypus venom\n")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from reme_cc.config import Config
+from reme_cc.base.config import Config
 from reme_cc.memory import brief, interests
 
 REPO = Path(__file__).resolve().parent.parent
@@ -86,7 +86,7 @@ def test_brief_is_stdlib_only_and_fast(ctx, tmp_path):
     code = (
         "import sys, time, json; sys.path.insert(0, sys.argv[1]); t = time.perf_counter();\n"
         "from reme_cc.memory.brief import session_start_brief\n"
-        "from reme_cc.config import Config; from reme_cc.workspace import Workspace\n"
+        "from reme_cc.base.config import Config; from reme_cc.base.workspace import Workspace\n"
         "ws = Workspace(create=False); out = session_start_brief({'cwd': sys.argv[2]}, ws, Config.load(ws.root))\n"
         "ms = (time.perf_counter() - t) * 1000\n"
         "heavy = sorted(m for m in ('yaml', 'numpy', 'jieba', 'pydantic', 'faiss') if m in sys.modules)\n"
@@ -132,7 +132,7 @@ def test_brief_reaches_the_model_context(ctx, tmp_path):
 
 
 def test_brief_never_raises(monkeypatch, tmp_path):
-    from reme_cc.workspace import Workspace
+    from reme_cc.base.workspace import Workspace
 
     import shutil
 

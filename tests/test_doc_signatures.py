@@ -20,7 +20,7 @@ SECTION_PACKAGE = {
     "notes": "reme_cc.notes",
     "index": "reme_cc.index",
     "projects": "reme_cc",
-    "memory agents": "reme_cc.agent",
+    "memory agents": "reme_cc.surfaces.agent",
 }
 
 

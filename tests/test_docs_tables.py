@@ -8,7 +8,7 @@ import dataclasses
 import re
 from pathlib import Path
 
-from reme_cc.config import Config
+from reme_cc.base.config import Config
 from reme_cc.tools import all_tools
 
 README = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")

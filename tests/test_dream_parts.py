@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from reme_cc.errors import ConflictError, LockedError
+from reme_cc.base.errors import ConflictError, LockedError
 from reme_cc.memory import dream, gitlog, interests
 from reme_cc.memory.dream_trigger import STAMP, maybe_start_auto_dream
 from reme_cc.notes.store import NoteStore
@@ -212,7 +212,7 @@ def test_git_commit_of_exactly_the_changed_paths_and_revert(ws):
 def test_undo_of_a_commit_leaves_what_git_revert_leaves(tmp_path):
     """The undo writes through the note service, yet the work tree and the commit are git revert's: a
     twin repository reverted by git itself ends the same (files, their bytes, the commit message)."""
-    from reme_cc.workspace import Workspace
+    from reme_cc.base.workspace import Workspace
 
     def repo(name: str) -> tuple[Workspace, str]:
         ws = Workspace(tmp_path / name)
@@ -258,7 +258,7 @@ def test_second_dream_reports_the_lock(ctx):
 
 
 def test_dream_without_changes_calls_no_agent(ctx, monkeypatch):
-    from reme_cc import agent
+    from reme_cc.surfaces import agent
 
     async def boom(*a, **k):  # any agent call would be a bug here
         raise AssertionError("agent called")
@@ -276,7 +276,7 @@ def test_two_cli_dreams_at_once_one_reports_the_lock(ws, tmp_path):
             sys.executable,
             "-c",
             (
-                "import sys,time; from reme_cc.workspace import Workspace; ws=Workspace(sys.argv[1]);\n"
+                "import sys,time; from reme_cc.base.workspace import Workspace; ws=Workspace(sys.argv[1]);\n"
                 "with ws.lock('dream', timeout=0):\n print('held', flush=True); time.sleep(20)"
             ),
             str(ws.root),
@@ -301,7 +301,7 @@ def test_two_cli_dreams_at_once_one_reports_the_lock(ws, tmp_path):
 
 
 def test_auto_dream_trigger(ws, tmp_path, monkeypatch):
-    from reme_cc.config import Config
+    from reme_cc.base.config import Config
 
     assert not maybe_start_auto_dream(ws, Config(auto_dream=False))
     fake_python = tmp_path / "fake-python"

@@ -8,8 +8,8 @@ import logging
 
 import pytest
 
-from reme_cc import hooks
-from reme_cc.errors import ReMeError
+from reme_cc.surfaces import hooks
+from reme_cc.base.errors import ReMeError
 from reme_cc.memory import brief
 from reme_cc.notes import chunker
 from support.files_helpers import put

@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from reme_cc.config import Config
+from reme_cc.base.config import Config
 from reme_cc.index import Hit, Index, Neighbor
 from reme_cc.index import catalog
 from reme_cc.index.graph import EXPANSION_CAP, Adjacency, LinkGraph, neighbors

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from reme_cc.memory import failures
-from reme_cc.workspace import Workspace
+from reme_cc.base.workspace import Workspace
 from support.claude_cli import cli_env
 from support.fake_api import FakeAPI, text
 from support.recorder import copy_fixture

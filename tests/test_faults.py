@@ -23,9 +23,9 @@ from support import crash
 from support.claude_cli import kill_leftovers, leftover_processes, sdk_env
 from support.fake_api import FakeAPI, text, tool_use
 
-from reme_cc.errors import ReMeError
+from reme_cc.base.errors import ReMeError
 from reme_cc.memory.transcript import copy_session, read_copy
-from reme_cc.workspace import Workspace
+from reme_cc.base.workspace import Workspace
 
 PY = sys.executable
 HOOK = crash.HOOK
@@ -352,7 +352,7 @@ def test_workspace_path_with_spaces_and_non_ascii_full_flow(tmp_path):
 
 
 def test_future_mtimes_do_not_hide_later_edits_from_the_index(tmp_path):
-    from reme_cc.config import Config
+    from reme_cc.base.config import Config
     from reme_cc.index import Index
 
     ws = Workspace(tmp_path / "ws")
@@ -373,11 +373,11 @@ def test_future_mtimes_do_not_hide_later_edits_from_the_index(tmp_path):
 def test_transcript_timestamps_in_the_future_past_and_garbage_are_recorded(tmp_path, monkeypatch):
     from support.recorder import entry, write_copy
 
-    from reme_cc.config import Config
+    from reme_cc.base.config import Config
     from reme_cc.memory import daily
     from reme_cc.memory.auto_memory import record_session
     from reme_cc.memory.recording import load_cursor
-    from reme_cc.agent import with_agents
+    from reme_cc.surfaces.agent import with_agents
     from reme_cc.tools import Context
 
     ws = Workspace(tmp_path / "ws")
@@ -432,8 +432,8 @@ def test_a_future_dream_stamp_does_not_block_the_automatic_dream_forever(tmp_pat
 
 
 def test_a_future_last_record_time_does_not_stop_time_based_recording(tmp_path):
-    from reme_cc import hooks
-    from reme_cc.config import Config
+    from reme_cc.surfaces import hooks
+    from reme_cc.base.config import Config
     from reme_cc.memory.transcript import load_state, save_state
 
     ws = Workspace(tmp_path / "ws")

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from reme_cc.errors import PathError, ReMeError
+from reme_cc.base.errors import PathError, ReMeError
 from reme_cc.notes.store import NoteStore
 from support.files_helpers import put, run
 from support.project_corpus import git_init

@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from reme_cc.errors import ConflictError, EvidenceError, InvalidInputError, NotFoundError, PathError, ReMeError
+from reme_cc.base.errors import ConflictError, EvidenceError, InvalidInputError, NotFoundError, PathError, ReMeError
 from reme_cc.notes.frontmatter import parse_note
 from reme_cc.tools import all_tools
 from support.files_helpers import DIGEST, put, run

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reme_cc.errors import ReMeError
+from reme_cc.base.errors import ReMeError
 from reme_cc.tools import all_tools
 from support.files_helpers import put, snapshot
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from reme_cc.config import Config
+from reme_cc.base.config import Config
 from support.poll import until
 from reme_cc.index import Index
 from reme_cc.index import watch as watch_mod

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reme_cc.errors import InvalidInputError
+from reme_cc.base.errors import InvalidInputError
 from reme_cc.notes.frontmatter import merge_frontmatter, parse_note, render_note
 
 NOTE = """---
@@ -213,7 +213,7 @@ def _nested(depth: int) -> object:
 def test_a_block_the_loader_would_refuse_is_never_written(ctx, ws):
     """Issue 21 item 16: frontmatter_update wrote YAML 40 levels deep; the loader (32 levels) then read the
     note as having no name or description, and every later frontmatter change was refused."""
-    from reme_cc.errors import ReMeError
+    from reme_cc.base.errors import ReMeError
     from reme_cc.notes.frontmatter import MAX_FRONTMATTER_DEPTH, MAX_FRONTMATTER_NODES
     from reme_cc.tools import all_tools
 

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from reme_cc import hooks
-from reme_cc.bootstrap import SAFE_PATH
+from reme_cc.surfaces import hooks
+from reme_cc.base.bootstrap import SAFE_PATH
 from reme_cc.memory.transcript import copy_path, load_state, read_copy
 
 REPO = Path(__file__).resolve().parent.parent

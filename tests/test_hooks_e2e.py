@@ -36,7 +36,7 @@ def test_cli_session_and_resume_are_copied_once(tmp_path):
             kill_leftovers(run1.run_id)
             kill_leftovers(run2.run_id)
     (transcript,) = (home / ".claude" / "projects").glob(f"*/{sid}.jsonl")
-    from reme_cc.workspace import Workspace
+    from reme_cc.base.workspace import Workspace
 
     w = Workspace(ws)
     copied = [e["uuid"] for e in read_copy(w, sid)]

@@ -31,11 +31,11 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from reme_cc.config import Config
-from reme_cc.errors import ReMeError
-from reme_cc.agent import with_agents
+from reme_cc.base.config import Config
+from reme_cc.base.errors import ReMeError
+from reme_cc.surfaces.agent import with_agents
 from reme_cc.tools import Context, ToolResult, all_tools
-from reme_cc.workspace import Workspace
+from reme_cc.base.workspace import Workspace
 
 REPO = Path(__file__).resolve().parent.parent
 EXAMPLES = int(os.environ.get("REME_FUZZ_EXAMPLES", "40"))
@@ -975,7 +975,7 @@ def test_mcp_server_survives_malformed_and_oversized_requests(tmp_path):
 
     env = {k: v for k, v in os.environ.items() if not k.startswith(("REME_", "CLAUDE"))}
     env.update({"REME_WORKSPACE": str(tmp_path / "ws"), "REME_EMBEDDING": "none"})
-    with McpProcess([sys.executable, "-m", "reme_cc.server"], env=env, cwd=str(REPO)) as srv:
+    with McpProcess([sys.executable, "-m", "reme_cc.surfaces.server"], env=env, cwd=str(REPO)) as srv:
         srv.initialize()
         assert srv.call_tool("write", {"path": "daily/2026-06-20/a.md", "content": "alpha\n"})["isError"] is False
         base = rss_mb(srv.proc.pid)

@@ -91,9 +91,9 @@ def test_the_cli_run_in_a_repository_imports_nothing_from_it(repo, tmp_path):
 
 
 def test_the_team_embedding_worker_imports_nothing_from_the_repository(repo, tmp_path, monkeypatch):
-    from reme_cc.config import Config
+    from reme_cc.base.config import Config
     from reme_cc.index import catchup
-    from reme_cc.workspace import Workspace
+    from reme_cc.base.workspace import Workspace
 
     monkeypatch.chdir(repo)
     team = Workspace(repo / ".reme", create=False)

@@ -13,8 +13,8 @@ import time
 
 import pytest
 
-from reme_cc.config import Config
-from reme_cc.errors import InvalidInputError, NotFoundError
+from reme_cc.base.config import Config
+from reme_cc.base.errors import InvalidInputError, NotFoundError
 from reme_cc.index import Index
 from reme_cc.index import catalog
 from support.files_helpers import note
@@ -124,7 +124,7 @@ def test_a_layer_linked_elsewhere_is_not_indexed(ws, idx, tmp_path):
     assert [h.path for h in idx.search("feijoa").results] == ["daily/2026-06-20/a.md"]
     assert not idx.sync().touched
     # nor does the resource pipeline card it; doctor says why and what to do
-    from reme_cc.doctor import _workspace
+    from reme_cc.surfaces.doctor import _workspace
     from reme_cc.memory.resource import scan
     from reme_cc.tools import Context
 
@@ -330,8 +330,8 @@ def test_reindex_progress_and_status(ws, idx):
 
 WRITER = textwrap.dedent("""
     import sys
-    from reme_cc.workspace import Workspace
-    from reme_cc.config import Config
+    from reme_cc.base.workspace import Workspace
+    from reme_cc.base.config import Config
     from reme_cc.index import Index
     ws = Workspace(sys.argv[1]); tag = sys.argv[2]; n = int(sys.argv[3])
     idx = Index(ws, Config.load(ws.root).replace(embedding="none"))
@@ -363,8 +363,8 @@ def test_two_processes_write_concurrently(ws, tmp_path):
 
 KILLER = textwrap.dedent("""
     import sys
-    from reme_cc.workspace import Workspace
-    from reme_cc.config import Config
+    from reme_cc.base.workspace import Workspace
+    from reme_cc.base.config import Config
     from reme_cc.index import Index
     if __name__ == "__main__":  # big syncs use a process pool, which re-imports the main module
         ws = Workspace(sys.argv[1])

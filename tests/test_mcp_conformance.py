@@ -1,6 +1,6 @@
 """The server speaks MCP as the official Python SDK's client understands it.
 
-reme's server answers the protocol with the standard library (reme_cc/server.py); this test drives it with
+reme's server answers the protocol with the standard library (reme_cc/surfaces/server.py); this test drives it with
 the reference client (the `mcp` package, a test dependency only), so a framing, handshake or result-shape
 mistake fails here as well as in the real Claude Code CLI tests."""
 
@@ -19,7 +19,7 @@ from test_server import REPO, server_env  # noqa: E402
 
 async def _session_run(ws_root, script):
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "reme_cc.server"], env=server_env(ws_root), cwd=str(REPO)
+        command=sys.executable, args=["-m", "reme_cc.surfaces.server"], env=server_env(ws_root), cwd=str(REPO)
     )
     async with stdio_client(params) as (read, write), mcp.ClientSession(read, write) as session:
         init = await session.initialize()

@@ -11,14 +11,14 @@ import threading
 
 import pytest
 
-from reme_cc.config import Config
-from reme_cc.errors import EvidenceError, PathError
+from reme_cc.base.config import Config
+from reme_cc.base.errors import EvidenceError, PathError
 from reme_cc.memory import daily, dream, gitlog
 from reme_cc.memory.recording import CardTarget
 from reme_cc.notes.frontmatter import parse_note
 from reme_cc.notes.store import NoteStore
 from reme_cc.tools import Context, agent_tools
-from reme_cc.workspace import Workspace
+from reme_cc.base.workspace import Workspace
 from support.files_helpers import put, run
 
 DAY = "2026-06-20"

@@ -30,7 +30,7 @@ def wheel(tmp_path_factory):
 
 
 def test_wheel_ships_every_agent_prompt(wheel):
-    from reme_cc.agent import PACKAGE_DIR
+    from reme_cc.surfaces.agent import PACKAGE_DIR
 
     names = set(zipfile.ZipFile(wheel[0]).namelist())
     shipped = {f"reme_cc/agents/{p.name}" for p in (PACKAGE_DIR.parent / "agents").glob("*.md")}

@@ -37,9 +37,9 @@ def standin(tmp_path: Path, build_body: str) -> McpProcess:
     code = (
         "import sys, time\n"
         f"sys.path.insert(0, {str(REPO)!r})\n"
-        "from reme_cc import mcp_standin\n"
+        "from reme_cc.surfaces import mcp_standin\n"
         f"def build():\n    {build_body}\n"
-        "mcp_standin.serve(build, lambda py: [py, '-m', 'reme_cc.server'])\n"
+        "mcp_standin.serve(build, lambda py: [py, '-m', 'reme_cc.surfaces.server'])\n"
     )
     return McpProcess([sys.executable, "-c", code], env=base_env(tmp_path), cwd=str(tmp_path))
 

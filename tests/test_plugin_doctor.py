@@ -17,7 +17,7 @@ def doctor(*args: str, env_extra: dict[str, str] | None = None, tmp: Path) -> su
     env.update({"REME_EMBEDDING": "none", "CLAUDE_PLUGIN_DATA": str(tmp / "data")})
     env.update(env_extra or {})
     return subprocess.run(
-        [sys.executable, "-m", "reme_cc.cli", *args, "doctor"],
+        [sys.executable, "-m", "reme_cc.surfaces.cli", *args, "doctor"],
         env=env,
         capture_output=True,
         text=True,
@@ -52,7 +52,7 @@ def test_a_workspace_that_does_not_exist_is_a_problem_not_created(tmp_path):
 
 def test_unusable_workspace_and_failed_env_are_problems(tmp_path):
     (tmp_path / "data").mkdir()
-    from reme_cc import bootstrap
+    from reme_cc.base import bootstrap
 
     # a recorded build failure for the current stamp (as bootstrap writes it)
     import os

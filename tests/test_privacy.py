@@ -310,7 +310,7 @@ def echo_resource_agent(req: Request) -> Reply:
 @pytest.mark.e2e
 @pytest.mark.timeout(300)
 def test_resource_secrets_stay_in_the_raw_file_only(tmp_path):
-    from reme_cc.workspace import Workspace
+    from reme_cc.base.workspace import Workspace
 
     ws = Workspace(tmp_path / "ws")
     files = resource_files()

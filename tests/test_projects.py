@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from reme_cc.errors import ReMeError
+from reme_cc.base.errors import ReMeError
 from reme_cc.memory import project as pj
 from reme_cc.memory.team import GITIGNORE, locate, share
 from reme_cc.notes.frontmatter import parse_note
@@ -248,7 +248,7 @@ def test_conflict_markers_are_reported_never_indexed(ctx, ws):
     status = run(ctx, "status")
     assert status.status["conflicts"] == ["digest/procedure/deploy.md"]
     assert "merge conflicts" in status.text() and "digest/procedure/deploy.md" in status.text()
-    from reme_cc.doctor import _index
+    from reme_cc.surfaces.doctor import _index
 
     check = _index({"ctx": ctx})
     assert not check.ok and "digest/procedure/deploy.md" in check.detail
@@ -406,7 +406,7 @@ def test_status_and_doctor_report_the_project_and_team_conflicts(ctx, ws, tmp_pa
     status = run(ctx, "status")
     assert status.status["project"]["name"] == "shop" and status.status["project"]["team"] == str(repo / ".reme")
     assert "project: shop" in status.text() and ".reme/digest/wiki/deploy.md" in status.text()
-    from reme_cc.doctor import _index
+    from reme_cc.surfaces.doctor import _index
 
     check = _index({"ctx": ctx})
     assert not check.ok and ".reme/digest/wiki/deploy.md" in check.detail
@@ -416,8 +416,8 @@ def test_status_and_doctor_report_the_project_and_team_conflicts(ctx, ws, tmp_pa
 
 
 def test_conflicting_project_facts(tmp_path, monkeypatch):
-    from reme_cc.config import Config
-    from reme_cc.workspace import Workspace
+    from reme_cc.base.config import Config
+    from reme_cc.base.workspace import Workspace
     from support import project_corpus as pc
 
     monkeypatch.delenv("CLAUDE_PROJECT_DIR", raising=False)
@@ -440,7 +440,7 @@ def test_conflicting_project_facts(tmp_path, monkeypatch):
 def test_brief_prefers_the_current_project_and_lists_team_nodes(ctx, ws, tmp_path, monkeypatch):
     import datetime as dt
 
-    from reme_cc.config import Config
+    from reme_cc.base.config import Config
     from reme_cc.memory import brief, interests
 
     today = dt.date.today().isoformat()
@@ -574,7 +574,7 @@ def test_a_team_note_only_the_vectors_found_does_not_tie_a_note_both_halves_foun
     """The two workspaces' hits are merged by score: a team note that matches no query word must not
     score like a personal note matching words and meaning (a half that found nothing kept no weight:
     the team note scored 1/61 from its vector alone, as much as the personal note's two halves)."""
-    from reme_cc.config import Config
+    from reme_cc.base.config import Config
     from reme_cc.index import catchup
     from reme_cc.tools.recall_scope import team_context
 
@@ -600,8 +600,8 @@ def test_a_team_note_only_the_vectors_found_does_not_tie_a_note_both_halves_foun
 
 
 def test_personal_workspace_inside_the_repository_is_not_a_team_memory(ctx, ws, tmp_path, monkeypatch):
-    from reme_cc.config import Config
-    from reme_cc.workspace import Workspace
+    from reme_cc.base.config import Config
+    from reme_cc.base.workspace import Workspace
 
     repo = git_init(tmp_path / "notes-repo")
     personal = Workspace(repo / ".reme")

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from reme_cc.config import Config
+from reme_cc.base.config import Config
 from reme_cc.index import Index
 from reme_cc.index import embedder as emb
 from reme_cc.index.search import FUSIONS, rrf, run_search

@@ -37,9 +37,9 @@ def test_many_processes_one_workspace(tmp_path):
 
 def test_the_soak_checks_catch_a_lost_write_a_stale_index_and_a_held_lock(tmp_path, monkeypatch):
     """The checks above must be able to fail: a stale index, a lost write and a held lock are reported."""
-    from reme_cc.config import Config
+    from reme_cc.base.config import Config
     from reme_cc.index import Index
-    from reme_cc.workspace import Workspace
+    from reme_cc.base.workspace import Workspace
 
     monkeypatch.setenv("REME_EMBEDDING", "none")
     soak = Soak(tmp_path, seconds=0)
@@ -71,7 +71,7 @@ def test_a_link_indexed_while_another_process_deletes_its_target(ws):
     """Process B indexes a note linking X while process A deletes X and commits first. B must resolve the
     link against the catalog as it is under the writer lock, not as it was before B waited for the lock
     (else the link stays 'exact' to a file that is gone, forever: nothing re-resolves it)."""
-    from reme_cc.config import Config
+    from reme_cc.base.config import Config
     from reme_cc.index import Index
 
     x, z = "digest/wiki/target.md", "daily/2020-01-01/linker.md"
@@ -104,7 +104,7 @@ def test_a_link_indexed_while_another_process_deletes_its_target(ws):
 def test_a_sync_while_another_process_deletes_a_link_target(ws):
     """Same race through sync(): its stat walk saw X, another process deleted X (and committed) before
     this sync got the writer lock to index a new note linking X."""
-    from reme_cc.config import Config
+    from reme_cc.base.config import Config
     from reme_cc.index import Index
 
     x, z = "digest/wiki/target.md", "daily/2020-01-01/linker.md"

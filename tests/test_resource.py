@@ -45,7 +45,7 @@ def test_dating_filenames_and_binary_detection(ctx):
 
 
 def test_binary_resources_are_listed_without_a_model(ctx, monkeypatch):
-    from reme_cc import agent
+    from reme_cc.surfaces import agent
 
     async def boom(*a, **k):
         raise AssertionError("a binary resource must never reach a model")

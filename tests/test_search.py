@@ -7,8 +7,8 @@ import time
 
 import pytest
 
-from reme_cc.config import Config
-from reme_cc.errors import InvalidInputError
+from reme_cc.base.config import Config
+from reme_cc.base.errors import InvalidInputError
 from reme_cc.index import Index
 from reme_cc.index.search import normalized_fusion, rrf, run_search
 from reme_cc.tools import Context, all_tools

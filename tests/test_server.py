@@ -30,7 +30,9 @@ def server_env(ws_root: Path, **extra: str) -> dict[str, str]:
 
 
 def start(ws_root: Path, **extra: str) -> McpProcess:
-    return McpProcess([sys.executable, "-m", "reme_cc.server"], env=server_env(ws_root, **extra), cwd=str(REPO))
+    return McpProcess(
+        [sys.executable, "-m", "reme_cc.surfaces.server"], env=server_env(ws_root, **extra), cwd=str(REPO)
+    )
 
 
 def test_lists_every_registered_tool_fast_with_schema_and_annotations(tmp_path):
@@ -47,7 +49,7 @@ def test_lists_every_registered_tool_fast_with_schema_and_annotations(tmp_path):
         assert by_name["boom_test"]["annotations"]["destructiveHint"] is True
         # the registry's real tools (whatever the other modules register) are all there
         sys.path.insert(0, str(REPO / "tests"))
-        from reme_cc.server import registry
+        from reme_cc.surfaces.server import registry
 
         import support.echo_tools  # noqa: F401
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from reme_cc.errors import ReMeError
+from reme_cc.base.errors import ReMeError
 from reme_cc.memory.team import SHARED_KEYS, share
 from reme_cc.notes.frontmatter import parse_note
 from support.project_corpus import git_init

@@ -48,7 +48,7 @@ def run_blocked(code: str, *args: str, **kw) -> subprocess.CompletedProcess[str]
 
 def test_the_list_is_read_from_the_doc():
     names = stdlib_modules()
-    assert {"reme_cc", "reme_cc.hooks", "reme_cc.memory.recording", "reme_cc.index.readonly"} <= set(names)
+    assert {"reme_cc", "reme_cc.surfaces.hooks", "reme_cc.memory.recording", "reme_cc.index.readonly"} <= set(names)
 
 
 def test_the_blocker_blocks():

@@ -252,7 +252,7 @@ def test_invalid_utf8_unknown_types_and_garbage_lines(ws, tmp_path):
 
 
 def test_bad_session_id_is_refused(ws, tmp_path):
-    from reme_cc.errors import InvalidInputError
+    from reme_cc.base.errors import InvalidInputError
 
     for bad in ("../x", "", "a/b", ".hidden", None):
         with pytest.raises(InvalidInputError):

@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pytest
 
-from reme_cc.config import Config
-from reme_cc.errors import ReMeError
+from reme_cc.base.config import Config
+from reme_cc.base.errors import ReMeError
 from reme_cc.memory import brief, trust
 from reme_cc.memory.untrusted import NOTES_TAG, TEAM_NOTES_TAG, as_notes, neutralise, one_line, text_block
 from reme_cc.tools import all_tools
@@ -223,7 +223,7 @@ def test_a_name_that_is_not_utf8_never_fails_search(ctx, ws, shop):
     shown = run(ctx, "status").text()
     assert "resource/caf\\xe9-heron.md (not valid UTF-8)" in shown
     assert ".reme/digest/wiki/\\xff\\xfe-heron.md (not valid UTF-8)" in shown
-    from reme_cc.doctor import _index
+    from reme_cc.surfaces.doctor import _index
 
     check = _index({"ctx": ctx})
     assert not check.ok and "resource/caf\\xe9-heron.md (not valid UTF-8)" in check.detail and "rename" in check.detail

@@ -212,7 +212,7 @@ def test_rewrite_round_trip(text):
 def test_rewrite_refuses_bad_target():
     import pytest
 
-    from reme_cc.errors import InvalidInputError
+    from reme_cc.base.errors import InvalidInputError
 
     with pytest.raises(InvalidInputError):
         rewrite_links("[[a.md]]", lambda t: "b]]c")

@@ -8,8 +8,8 @@ import time
 
 import pytest
 
-from reme_cc.errors import InvalidInputError, LockedError, NotFoundError, PathError
-from reme_cc.workspace import LAYERS, Workspace, atomic_write, file_lock
+from reme_cc.base.errors import InvalidInputError, LockedError, NotFoundError, PathError
+from reme_cc.base.workspace import LAYERS, Workspace, atomic_write, file_lock
 
 
 def test_layers_created_on_first_use(tmp_path):

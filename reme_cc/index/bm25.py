@@ -39,8 +39,8 @@ from collections.abc import Callable, Iterable, Iterator
 import numpy as np
 
 from . import catalog, keyword
-from ..errors import ReMeError
-from ..workspace import atomic_write
+from ..base.errors import ReMeError
+from ..base.workspace import atomic_write
 from .catalog import index_log, rows_in
 
 FORMAT = 2

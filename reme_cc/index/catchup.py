@@ -20,12 +20,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from collections.abc import Callable
 
-from ..errors import ReMeError
-from ..workspace import Workspace, atomic_write
+from ..base.errors import ReMeError
+from ..base.workspace import Workspace, atomic_write
 from .catalog import index_log
 
 if TYPE_CHECKING:  # pragma: no cover
-    from ..config import Config
+    from ..base.config import Config
     from . import Index
 
 LOCK = "embed.lock"
@@ -65,7 +65,7 @@ def ensure_worker(ws: Workspace, config: Config) -> int | None:
     failed = read_progress(ws.metadata).get("failed_at")
     if isinstance(failed, (int, float)) and time.time() - failed < FAILURE_BACKOFF_S:
         return None  # the last worker could not embed (model missing?): not every 30 s again
-    from ..bootstrap import module_argv, spawn_detached
+    from ..base.bootstrap import module_argv, spawn_detached
     from .polite import ONE_THREAD_ENV
 
     _spawned[key] = time.monotonic()
@@ -104,6 +104,12 @@ def read_progress(metadata: Path) -> dict[str, Any]:
         return {}
 
 
+def record_worker_failure(metadata: Path, exc: BaseException) -> None:
+    """A worker that could not embed: recorded for `status` and the back-off, and logged."""
+    _write_progress(metadata, {"pid": os.getpid(), "error": str(exc), "failed_at": time.time()})
+    index_log(metadata, f"embedding worker failed: {exc}")
+
+
 def _write_progress(metadata: Path, info: dict[str, Any]) -> None:
     try:
         atomic_write(metadata / PROGRESS, json.dumps(info).encode())
@@ -139,7 +145,7 @@ def describe(cov: dict[str, Any]) -> str:
     if cov["backlog"]:
         line += f"; {cov['backlog']:,} left"
         if cov.get("eta_s"):
-            line += f", about {_duration(cov['eta_s'])} at {cov['rate_chunks_per_s']:g} chunks/s"
+            line += f", about {duration(cov['eta_s'])} at {cov['rate_chunks_per_s']:g} chunks/s"
         w = cov.get("worker") or {}
         line += (
             f" (worker pid {w['pid']})"
@@ -151,7 +157,7 @@ def describe(cov: dict[str, Any]) -> str:
     return line
 
 
-def _duration(seconds: float) -> str:
+def duration(seconds: float) -> str:
     s = int(seconds)
     if s < 90:
         return f"{s} s"
@@ -228,72 +234,3 @@ def run(index: Index, *, worker: bool, progress: Callable[[int, int], None] | No
     finally:
         held.release()
     return done
-
-
-def register_cli(subparsers: Any) -> None:
-    p = subparsers.add_parser(
-        "embed",
-        help="Embed every chunk that has no vector yet, in the foreground, with a progress bar.",
-        description="Embed the backlog now (the background worker does the same at low priority). "
-        "Waits for a running worker and follows its progress.",
-    )
-    p.add_argument("--worker", action="store_true", help="internal: the detached low-priority worker")
-    p.set_defaults(func=_cmd_embed)
-
-
-def _cmd_embed(args: Any) -> int:
-    from ..config import Config
-    from . import Index
-
-    # the worker opens its workspace as it is: a repository's team memory holds only what it shares,
-    # and its derived state lives where the parent says (REME_WORKER_METADATA); its settings are the
-    # parent's (passed in the environment), never a config.json the repository committed
-    metadata = os.environ.get(METADATA_ENV, "") if args.worker else ""
-    ws = Workspace(getattr(args, "workspace", None), create=not args.worker, metadata=metadata or None)
-    index = Index(ws, Config.load(None if metadata else ws.root))
-    try:
-        if not index.model_id:
-            if getattr(args, "json", False):
-                print(json.dumps({"embedding": "none", "embedded_now": 0}))
-            print("embedding is off (embedding=none): keyword search only", file=sys.stderr)
-            return 0
-        if args.worker:
-            try:
-                run(index, worker=True)
-            except Exception as exc:  # noqa: BLE001 - recorded for `status` and the back-off, then logged
-                _write_progress(index.metadata, {"pid": os.getpid(), "error": str(exc), "failed_at": time.time()})
-                index_log(index.metadata, f"embedding worker failed: {exc}")
-                raise
-            return 0
-        index.sync()
-        bar = _Bar() if sys.stderr.isatty() or os.environ.get("REME_PROGRESS") else None
-        n = run(index, worker=False, progress=bar)
-        if bar:
-            bar.finish()
-        cov = coverage(index)
-        print(
-            json.dumps({**cov, "embedded_now": n})
-            if getattr(args, "json", False)
-            else describe(cov) + f" ({n} embedded now)"
-        )
-        return 0
-    finally:
-        index.close()
-
-
-class _Bar:
-    def __init__(self) -> None:
-        self.t0 = time.monotonic()
-        self.first: int | None = None
-
-    def __call__(self, done: int, total: int) -> None:
-        self.first = done if self.first is None else self.first
-        width = 30
-        frac = done / total if total else 1.0
-        rate = (done - self.first) / max(time.monotonic() - self.t0, 1e-3)
-        left = f", ~{_duration((total - done) / rate)} left" if rate > 0 and done < total else ""
-        sys.stderr.write(f"\rembedding [{'#' * int(frac * width):<{width}}] {done:,}/{total:,}{left}   ")
-        sys.stderr.flush()
-
-    def finish(self) -> None:
-        sys.stderr.write("\n")

@@ -22,9 +22,9 @@ import threading
 from typing import Any
 from collections.abc import Callable
 
-from ..config import Config
-from ..errors import InvalidInputError, ReMeError
-from ..workspace import Workspace
+from ..base.config import Config
+from ..base.errors import InvalidInputError, ReMeError
+from ..base.workspace import Workspace
 from . import catalog, catchup, embedder as emb, keyword, tiers
 from .bm25 import trim_heap
 from .budget import Budget

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 from collections.abc import Callable, Iterator
 
-from ..errors import ReMeError
+from ..base.errors import ReMeError
 from . import catalog
 from .catalog import index_log
 

@@ -112,7 +112,7 @@ def table_path(jieba_mod: object) -> Path | None:
 def load(jieba_mod: object) -> SharedFreq | None:
     """The shared table for jieba's default dictionary, built on first use (~3 s, once per machine) in
     ~/.cache/reme-cc, else the temp folder; None when neither works: the caller loads jieba's own dict."""
-    from ..workspace import atomic_write
+    from ..base.workspace import atomic_write
 
     path = table_path(jieba_mod)
     if path is None:

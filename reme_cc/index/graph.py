@@ -9,7 +9,7 @@ import time
 from typing import TYPE_CHECKING, Any
 from collections.abc import Callable
 
-from ..errors import InvalidInputError, NotFoundError
+from ..base.errors import InvalidInputError, NotFoundError
 from . import catalog
 from .catalog import rows_in
 from .bm25 import stop_thread, trim_heap

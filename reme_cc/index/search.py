@@ -10,7 +10,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InvalidInputError
+from ..base.errors import InvalidInputError
 from . import keyword, tiers
 from .records import SearchResponse
 

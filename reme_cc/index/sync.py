@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import Any
 from collections.abc import Callable, Iterable, Iterator, Mapping
 
-from ..config import Config
+from ..base.config import Config
 from ..notes.documents import DOCUMENT_EXTS, MAX_DOCUMENT_BYTES, prune_cache, text_view
 from ..notes.formats import NOTE_EXTS, TEXT_INDEXED_EXTS
 from ..notes.text import has_unsafe
-from ..workspace import own_stat
+from ..base.workspace import own_stat
 from . import keyword
 from .catalog import bump_generation, set_meta, transaction
 

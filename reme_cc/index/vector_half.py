@@ -9,9 +9,9 @@ import threading
 from typing import Any
 from collections.abc import Callable
 
-from ..config import Config
-from ..errors import ReMeError
-from ..workspace import Workspace
+from ..base.config import Config
+from ..base.errors import ReMeError
+from ..base.workspace import Workspace
 from . import catalog, catchup, embedder as emb
 from .catalog import index_log
 from .database import Database, NoLock, open_rw

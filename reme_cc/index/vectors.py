@@ -29,7 +29,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..workspace import fsync_dir
+from ..base.workspace import fsync_dir
 from .bm25 import chunk_ids
 from .catalog import get_meta, index_log, rows_in
 

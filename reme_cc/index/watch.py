@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from collections.abc import Callable
 
-from ..workspace import own_stat
+from ..base.workspace import own_stat
 from .sync import refused_name
 
 BURST_MAX = 2000  # pending paths; more: one walk is cheaper (and loses nothing)

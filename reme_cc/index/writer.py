@@ -15,10 +15,10 @@ import time
 from typing import Any
 from collections.abc import Callable, Iterable
 
-from ..config import Config
-from ..errors import ReMeError
+from ..base.config import Config
+from ..base.errors import ReMeError
 from ..notes.documents import DOCUMENT_EXTS
-from ..workspace import Workspace, own_stat
+from ..base.workspace import Workspace, own_stat
 from . import catalog, keyword
 from .budget import Budget, Spending
 from .catalog import index_log

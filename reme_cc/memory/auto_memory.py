@@ -28,9 +28,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import ConflictError, InvalidInputError, NotFoundError, PathError
+from ..base.errors import ConflictError, InvalidInputError, NotFoundError, PathError
 from ..notes.frontmatter import parse_note, render_note, replace_body
-from ..workspace import Workspace, validate_component
+from ..base.workspace import Workspace, validate_component
 from . import daily, recording, usage
 from .context import Context
 from .recording import CardTarget

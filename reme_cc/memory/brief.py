@@ -29,9 +29,9 @@ import sqlite3
 from pathlib import Path
 from typing import Any
 
-from ..config import Config
-from ..errors import ReMeError
-from ..workspace import Workspace, team_metadata
+from ..base.config import Config
+from ..base.errors import ReMeError
+from ..base.workspace import Workspace, team_metadata
 from . import failures, interests, trust, untrusted
 from ..index import readonly
 from .project import Preference, detect, find_root

@@ -9,10 +9,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 from collections.abc import Callable
 
-from ..config import Config
-from ..errors import ReMeError
+from ..base.config import Config
+from ..base.errors import ReMeError
 from ..notes.store import MARKDOWN_EXTS, NoteStore
-from ..workspace import Workspace
+from ..base.workspace import Workspace
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..index import Index
@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 class AgentRunner(Protocol):
     """Starts memory agents (recorder, dream, resource) with registry tools. It serves tools, so it
-    lives above them (``reme_cc/agent.py``: ``RUNNER``); a pipeline gets it through its Context."""
+    lives above them (``reme_cc/surfaces/agent.py``: ``RUNNER``); a pipeline gets it through its Context."""
 
     def load(self, name: str) -> Any: ...  # the agent's spec from its prompt file
 
@@ -82,7 +82,7 @@ class Context:
         if self.agents is None:
             raise ReMeError(
                 "this operation starts memory agents but was given no agent runner; "
-                "start it through `reme-cc` (reme_cc.agent.with_agents)"
+                "start it through `reme-cc` (reme_cc.surfaces.agent.with_agents)"
             )
         return self.agents
 

@@ -26,9 +26,9 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ..errors import InvalidInputError, LockedError, ReMeError
+from ..base.errors import InvalidInputError, LockedError, ReMeError
 from ..notes.evidence import link_targets, sources_section
-from ..workspace import DIGEST_BUCKETS, Workspace
+from ..base.workspace import DIGEST_BUCKETS, Workspace
 from . import daily, gitlog, interests
 from .context import Context
 from .dream_trigger import DREAM_LOCK, STAMP, touch

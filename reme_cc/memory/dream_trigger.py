@@ -11,9 +11,9 @@ from __future__ import annotations
 import os
 import time
 
-from ..config import Config
-from ..errors import LockedError
-from ..workspace import Workspace
+from ..base.config import Config
+from ..base.errors import LockedError
+from ..base.workspace import Workspace
 
 STAMP = "metadata/dream/last_started"  # touched by every dream run (manual or automatic)
 TRIGGER_STAMP = "metadata/dream/auto_requested"  # touched when a hook spawns one (debounce)
@@ -68,7 +68,7 @@ def maybe_start_auto_dream(ws: Workspace, config: Config) -> bool:
 
 
 def _spawn(ws: Workspace) -> None:
-    from .. import bootstrap
+    from ..base import bootstrap
 
     argv = bootstrap.reme_argv("--workspace", str(ws.root), "dream")
     bootstrap.spawn_detached(

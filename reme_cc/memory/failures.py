@@ -19,7 +19,7 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from ..workspace import Workspace
+from ..base.workspace import Workspace
 
 FILE = "metadata/failures.json"
 WHAT = {"recorder": "memory recording", "dream": "the dream", "resource": "resource cards"}
@@ -123,7 +123,7 @@ def record_success(ws: Workspace, agent: str) -> None:
 def alerts(ws: Workspace) -> list[str]:
     """The lines the SessionStart brief carries while background work fails: one per streak, and the
     plugin environment's build error when there is one (the recorder cannot even start then)."""
-    from ..bootstrap import last_error
+    from ..base.bootstrap import last_error
 
     lines = [f"ReMe: {f.line()}" for f in current(ws)]
     env_error = last_error()

@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConflictError, NotFoundError, ReMeError
+from ..base.errors import ConflictError, NotFoundError, ReMeError
 from ..notes.store import NoteStore
-from ..workspace import Workspace
+from ..base.workspace import Workspace
 
 RUNS_DIR = "metadata/dream"
 TRAILER = "Reme-Dream-Run"

@@ -26,8 +26,8 @@ from dataclasses import dataclass, field
 from typing import Any
 from collections.abc import Iterable
 
-from ..errors import InvalidInputError
-from ..workspace import Workspace
+from ..base.errors import InvalidInputError
+from ..base.workspace import Workspace
 
 INTERESTS_FILE = "interests.yaml"
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 
-from ..workspace import DATE_RE, Workspace
+from ..base.workspace import DATE_RE, Workspace
 from .context import Context
 from .project import cwd_of_entries, detect
 

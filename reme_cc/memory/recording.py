@@ -21,8 +21,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from collections.abc import Callable
 
-from ..errors import LockedError, NotFoundError
-from ..workspace import Workspace
+from ..base.errors import LockedError, NotFoundError
+from ..base.workspace import Workspace
 
 if TYPE_CHECKING:  # pragma: no cover
     from ..notes.store import NoteStore

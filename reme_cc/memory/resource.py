@@ -28,14 +28,14 @@ from dataclasses import dataclass, field
 from typing import Any
 from collections.abc import Awaitable, Callable
 
-from ..errors import ReMeError
+from ..base.errors import ReMeError
 from ..index.sync import refused_name
 from ..notes import documents
 from ..notes.formats import RESOURCE_TEXT_EXTS
 from ..notes.frontmatter import parse_note, render_note
 from ..notes.text import looks_binary
 from ..notes.wikilinks import parse_links
-from ..workspace import DATE_RE, own_stat, validate_component
+from ..base.workspace import DATE_RE, own_stat, validate_component
 from . import daily
 from .context import Context
 from .untrusted import neutralise

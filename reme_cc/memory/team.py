@@ -23,8 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..errors import InvalidInputError, NotFoundError, ReMeError
-from ..workspace import Workspace, team_metadata
+from ..base.errors import InvalidInputError, NotFoundError, ReMeError
+from ..base.workspace import Workspace, team_metadata
 from .project import find_root
 
 
@@ -228,7 +228,7 @@ class _Cleaner:
 
     def _kept(self, target: str) -> bool:
         """A digest node the team already has: a link to it keeps working in the team memory."""
-        from .. import nofollow
+        from ..base import nofollow
 
         if self.team_root is None or not target.startswith("digest/"):
             return False
@@ -354,65 +354,3 @@ def share(ctx: Any, node: str, cwd: str | os.PathLike[str], *, move: bool = Fals
         ctx.notes.delete(plan.source)
     plan.moved = move
     return plan
-
-
-def _cmd_share(args: Any) -> int:
-    import sys
-
-    from .context import Context
-
-    ctx = Context.open(getattr(args, "workspace", None))
-    try:
-        plan = plan_share(ctx, args.node, os.getcwd())
-        if getattr(args, "json", False):  # no question asked: --yes writes, anything else only shows
-            import dataclasses
-            import json
-
-            done = share(ctx, plan.source, os.getcwd(), move=args.move) if args.yes and not args.dry_run else None
-            print(
-                json.dumps(
-                    {"written": done is not None, **dataclasses.asdict(done or plan), "dest": str((done or plan).dest)},
-                    ensure_ascii=False,
-                    indent=2,
-                )
-            )
-            return 0 if done or args.dry_run else NOT_WRITTEN
-        print(plan.preview())
-        if args.dry_run:
-            print("dry run: nothing written")
-            return 0
-        if not args.yes:
-            if not sys.stdin or not sys.stdin.isatty():
-                print(
-                    f"nothing written: check the text above, then run `reme-cc share {plan.source} --yes` to write it",
-                    file=sys.stderr,
-                )
-                return NOT_WRITTEN
-            answer = input(f"Write it to {plan.dest}? [y/N] ")
-            if answer.strip().lower() not in ("y", "yes"):
-                print("nothing written")
-                return NOT_WRITTEN
-        print(share(ctx, plan.source, os.getcwd(), move=args.move).text())
-    finally:
-        ctx.close()
-    return 0
-
-
-def register_cli(subparsers: Any) -> None:
-    import argparse
-
-    p = subparsers.add_parser(
-        "share",
-        help="Copy a digest node into this repository's team memory (.reme/).",
-        description="Copy (--move: move) a digest node into the team memory of the git repository you are in "
-        "(<repo>/.reme/, created on first use). What would be written is shown first: <private> "
-        "spans, links to personal notes, personal frontmatter keys, e-mail addresses, home paths and "
-        "secrets are left out. In a terminal it asks before writing; elsewhere it writes only with "
-        f"--yes (exit code {NOT_WRITTEN}: shown, nothing written). Commit the file to share it.",
-    )
-    p.add_argument("node", help="the digest node, e.g. digest/procedure/run-the-tests.md")
-    p.add_argument("--move", action="store_true", help="remove it from the personal workspace afterwards")
-    p.add_argument("--yes", "-y", action="store_true", help="write without asking")
-    p.add_argument("--dry-run", action="store_true", help="only show what would be written")
-    p.add_argument("--workspace", metavar="DIR", default=argparse.SUPPRESS, help="the personal memory workspace")
-    p.set_defaults(func=_cmd_share)

@@ -32,8 +32,8 @@ from pathlib import Path
 from typing import Any
 from collections.abc import Iterator
 
-from ..errors import InvalidInputError
-from ..workspace import Workspace, atomic_write
+from ..base.errors import InvalidInputError
+from ..base.workspace import Workspace, atomic_write
 from ..notes.redact import redact, scrub
 
 COPY_DIR = "session/claude_code"

@@ -24,8 +24,8 @@ import shlex
 from pathlib import Path
 from typing import Any
 
-from ..errors import InvalidInputError, ReMeError
-from ..workspace import Workspace, atomic_write, default_root
+from ..base.errors import InvalidInputError, ReMeError
+from ..base.workspace import Workspace, atomic_write
 from .project import find_root
 
 FILE_NAME = "trusted-repositories.json"
@@ -118,77 +118,3 @@ def status(ws_root: Path, repo: str | os.PathLike[str] | None) -> dict[str, Any]
         "team_trusted": entry["trusted"] if entry else None,
         "trusted_repositories": sorted(k for k, v in repos.items() if v["trusted"]),
     }
-
-
-# ---- reme-cc trust ----------------------------------------------------------------------------------
-
-
-def _cmd_trust(args: Any) -> int:
-    from .team import TEAM_DIR, locate
-
-    root = Path(getattr(args, "workspace", None) or default_root()).expanduser().absolute()
-    as_json = bool(getattr(args, "json", False))
-    if args.list:
-        repos = load(root)
-        if as_json:
-            print(json.dumps(repos, ensure_ascii=False, indent=2))
-            return 0
-        if not repos:
-            print(f"no repository decided yet ({trust_file(root)})")
-        for key, entry in sorted(repos.items()):
-            print(
-                f"{'trusted ' if entry['trusted'] else 'declined'}  {json.dumps(key, ensure_ascii=False)[1:-1]}  "
-                f"(since {entry.get('decided', '?')})"
-            )
-        return 0
-    if not root.is_dir():
-        raise InvalidInputError(f"the memory workspace {root} does not exist; run `reme-cc init` first")
-    repo = repository_of(args.dir or os.getcwd())
-    key = decide(root, repo, not args.revoke)
-    found = locate(repo, root)
-    shown = json.dumps(key, ensure_ascii=False)[1:-1]  # a path with control characters stays one line
-    if as_json:
-        print(
-            json.dumps(
-                {
-                    "repository": key,
-                    "trusted": not args.revoke,
-                    "problem": found.problem if found is not None else None,
-                },
-                ensure_ascii=False,
-            )
-        )
-        return 0
-    if args.revoke:
-        print(
-            f"declined the team memory of {shown}: the SessionStart brief leaves it out and no longer asks; "
-            "search still finds its notes, labelled as written by others"
-        )
-    else:
-        print(
-            f"trusted the team memory of {shown} ({TEAM_DIR}/): new sessions' brief lists its notes, "
-            "in a section of their own, as written by others"
-        )
-    if found is not None and found.problem:
-        print(f"note: {found.problem}")
-    elif found is not None and found.root is None and not found.personal:
-        print(f"note: {shown} has no {TEAM_DIR}/ folder yet")
-    return 0
-
-
-def register_cli(subparsers: Any) -> None:
-    import argparse
-
-    p = subparsers.add_parser(
-        "trust",
-        help="Trust (or, with --revoke, decline) a repository's team memory for the session brief.",
-        description="A repository's team memory (.reme/) is written by others. The SessionStart brief lists its "
-        "notes only for a repository you trust; search finds them anyway, labelled. The list is "
-        f"{FILE_NAME} in your memory workspace (no tool can change it).",
-    )
-    p.add_argument("dir", nargs="?", default=None, help="a folder inside the repository (default: the current one)")
-    group = p.add_mutually_exclusive_group()
-    group.add_argument("--revoke", action="store_true", help="decline it: left out of the brief, never asked again")
-    group.add_argument("--list", action="store_true", help="show the repositories decided so far")
-    p.add_argument("--workspace", metavar="DIR", default=argparse.SUPPRESS, help="the personal memory workspace")
-    p.set_defaults(func=_cmd_trust)

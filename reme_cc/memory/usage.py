@@ -13,8 +13,8 @@ import datetime as dt
 import json
 from typing import Any
 
-from ..config import Config
-from ..workspace import Workspace
+from ..base.config import Config
+from ..base.workspace import Workspace
 
 
 def usage_path(date: str) -> str:

@@ -42,7 +42,7 @@ from array import array
 from dataclasses import dataclass, field
 from collections.abc import Iterable
 
-from ..errors import InvalidInputError
+from ..base.errors import InvalidInputError
 from .formats import format_of
 from .frontmatter import split_frontmatter
 from .text import closes_fence, fence_opening, split_lines

@@ -31,7 +31,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..bootstrap import TRUSTED_CWD, module_argv
+from ..base.bootstrap import TRUSTED_CWD, module_argv
 from .formats import DOCUMENT_EXTS, IMAGE_EXTS, format_of
 
 MAX_DOCUMENT_BYTES = 64 * 1024 * 1024  # larger files are listed, not extracted
@@ -80,7 +80,7 @@ def extract(metadata: Path, path: str, data: bytes, sha256: str | None = None) -
         result = Extraction(kind, "", 0, f"larger than {MAX_DOCUMENT_BYTES // (1024 * 1024)} MB; not extracted")
     else:
         result = _run_child(kind, data)
-    from ..workspace import atomic_write
+    from ..base.workspace import atomic_write
 
     payload = {"v": _VERSION, "kind": result.kind, "text": result.text, "pages": result.pages, "error": result.error}
     try:

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import re
 
-from ..errors import EvidenceError
+from ..base.errors import EvidenceError
 from .text import Fence, closes_fence, fence_opening, split_lines
 from .wikilinks import parse_links
 

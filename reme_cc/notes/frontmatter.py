@@ -18,7 +18,7 @@ from collections.abc import Iterable
 
 import yaml
 
-from ..errors import InvalidInputError
+from ..base.errors import InvalidInputError
 from .text import keep_lines
 
 __all__ = [

@@ -28,9 +28,9 @@ import stat
 from dataclasses import dataclass, field
 from collections.abc import Callable, Iterator
 
-from ..errors import ConflictError, InvalidInputError, NotFoundError, PathError, ReMeError
-from .. import nofollow
-from ..workspace import DIGEST_BUCKETS, Workspace, real_path
+from ..base.errors import ConflictError, InvalidInputError, NotFoundError, PathError, ReMeError
+from ..base import nofollow
+from ..base.workspace import DIGEST_BUCKETS, Workspace, real_path
 from .evidence import check_digest_evidence
 from .formats import NOTE_EXTS
 from .frontmatter import merge_frontmatter, parse_note, replace_body

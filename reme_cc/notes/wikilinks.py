@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass
 from collections.abc import Callable, Collection, Iterable, Mapping
 
-from ..errors import InvalidInputError
+from ..base.errors import InvalidInputError
 from .text import Fence, closes_fence, fence_opening
 
 __all__ = [

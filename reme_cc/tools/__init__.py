@@ -16,7 +16,7 @@ from collections.abc import Callable, Mapping
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from ..errors import InvalidInputError
+from ..base.errors import InvalidInputError
 from ..memory.context import Context
 
 __all__ = [

@@ -18,8 +18,8 @@ from collections.abc import Iterator
 
 from pydantic import Field
 
-from .. import nofollow
-from ..errors import InvalidInputError, NotFoundError, PathError, ReMeError
+from ..base import nofollow
+from ..base.errors import InvalidInputError, NotFoundError, PathError, ReMeError
 from ..notes.chunker import split_lines
 from ..notes.documents import MAX_DOCUMENT_BYTES, is_document, page_lines, text_view
 from ..notes.formats import PAGED_EXTS

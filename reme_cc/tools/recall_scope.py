@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from typing import Any, TypeVar
 from collections.abc import Callable
 
-from ..bootstrap import session_cwd
-from ..errors import InvalidInputError, NotFoundError, ReMeError
+from ..base.bootstrap import session_cwd
+from ..base.errors import InvalidInputError, NotFoundError, ReMeError
 from ..index.budget import Budget
 from ..index.catalog import generation
 from ..index.tiers import order_by_tier

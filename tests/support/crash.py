@@ -238,9 +238,9 @@ def index_dump(db: Path) -> dict[str, Any]:
 
 def fresh_dump(root: Path, scratch: Path) -> dict[str, Any]:
     """Index of a copy of the files (no metadata/), built from scratch in this process."""
-    from reme_cc.config import Config
+    from reme_cc.base.config import Config
     from reme_cc.index import Index
-    from reme_cc.workspace import Workspace
+    from reme_cc.base.workspace import Workspace
 
     if scratch.exists():
         shutil.rmtree(scratch)
@@ -433,7 +433,7 @@ def scenario_index(
 
 WRITER = r"""
 import json, os, random, sys
-from reme_cc.cli import main
+from reme_cc.surfaces.cli import main
 root, seed, journal = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 rng = random.Random(seed)
 SENT = "<!-- end of note -->"
@@ -538,7 +538,7 @@ def transcript_entries(n: int, start: int, rng: random.Random) -> list[dict[str,
 
 def scenario_transcript(root: Path, scratch: Path, rng: random.Random, *, max_delay: float = 0.5) -> Outcome:
     from reme_cc.memory.transcript import read_copy
-    from reme_cc.workspace import Workspace
+    from reme_cc.base.workspace import Workspace
 
     sid = "crash-sess"
     src = root.parent / "projects" / f"{sid}.jsonl"
@@ -602,7 +602,7 @@ def scenario_record(
     from reme_cc.memory import daily
     from reme_cc.memory.recording import load_cursor
     from reme_cc.memory.render import parse_lines
-    from reme_cc.workspace import Workspace
+    from reme_cc.base.workspace import Workspace
 
     ws = Workspace(root)
     sid = f"rec-{rng.randrange(10**6)}"
@@ -722,7 +722,7 @@ def scenario_dream(
     verify((root / node).exists(), f"the retried dream did not create {node}: {summary}")
     verify(src in link_targets(sources_section((root / node).read_text()) or ""), f"{node} lost its Sources link")
     from reme_cc.memory.dream import load_catalog
-    from reme_cc.workspace import Workspace
+    from reme_cc.base.workspace import Workspace
 
     catalog = load_catalog(Workspace(root))
     verify(src in catalog, f"{src} not checkpointed after the retried dream")

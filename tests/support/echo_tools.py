@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 
-from reme_cc.errors import ConflictError
+from reme_cc.base.errors import ConflictError
 from reme_cc.tools import Context, Params, TextResult, tool
 
 

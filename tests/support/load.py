@@ -45,7 +45,7 @@ def make_corpus(root: Path, files: int = 200, seed: int = 3) -> Path:
     finally:
         sys.path.remove(str(REPO / "bench"))
     generate(root, files, seed=seed)
-    from reme_cc.workspace import Workspace
+    from reme_cc.base.workspace import Workspace
 
     Workspace(root)  # the other layers
     return root

@@ -2,7 +2,7 @@
 
 Example::
 
-    with McpProcess([sys.executable, "-m", "reme_cc.server"], env=env) as srv:
+    with McpProcess([sys.executable, "-m", "reme_cc.surfaces.server"], env=env) as srv:
         srv.initialize()
         names = [t["name"] for t in srv.request("tools/list")["tools"]]
         out = srv.call_tool("read", {"path": "a.md"})   # -> result dict (content, isError)

@@ -183,7 +183,7 @@ class Soak:
 
     # ---- seed ------------------------------------------------------------------------------------
     def seed_workspace(self) -> None:
-        from reme_cc.workspace import Workspace
+        from reme_cc.base.workspace import Workspace
 
         ws = Workspace(self.root)
         for k in range(SEED_NODES):
@@ -604,7 +604,7 @@ class Soak:
                 self.problem(f"{rel} (dream node): missing {missing}")
             checked += 1
         from reme_cc.memory.transcript import read_copy
-        from reme_cc.workspace import Workspace
+        from reme_cc.base.workspace import Workspace
 
         ws = Workspace(self.root)
         for sid, (_src, uuids) in self.sessions.items():
@@ -697,9 +697,9 @@ def index_tables(root: Path) -> dict[str, list[tuple[Any, ...]]]:
 
 
 def search_results(root: Path, embedding: str) -> dict[str, list[tuple[Any, ...]]]:
-    from reme_cc.config import Config
+    from reme_cc.base.config import Config
     from reme_cc.index import Index
-    from reme_cc.workspace import Workspace
+    from reme_cc.base.workspace import Workspace
 
     old = os.environ.get("REME_EMBEDDING")
     os.environ["REME_EMBEDDING"] = embedding

@@ -102,7 +102,7 @@ class Call:
 def _markers() -> dict[str, str]:
     """The first line of each agent's system prompt: how a request says which agent it comes from."""
     from .agent import load_agent
-    from .memory.dream import COORDINATOR_PROMPT
+    from ..memory.dream import COORDINATOR_PROMPT
 
     first = {
         name: load_agent(name).prompt.strip().splitlines()[0]

@@ -21,7 +21,7 @@ import time
 from typing import Any
 from collections.abc import Callable
 
-from . import __version__
+from .. import __version__
 
 HANDOVER_ID = "reme-standin-handover"
 

@@ -26,13 +26,13 @@ import time
 from pathlib import Path
 from typing import Any
 
-from .config import Config
-from .errors import LockedError, ReMeError
-from .workspace import Workspace
+from ..base.config import Config
+from ..base.errors import LockedError, ReMeError
+from ..base.workspace import Workspace
 
 EVENTS = ("Stop", "SessionEnd", "SessionStart")
 INTERNAL_ENV = "REME_INTERNAL_AGENT"  # set by the memory agents' runner in their SDK sessions
-PACKAGE_ROOT = Path(__file__).resolve().parent.parent  # the plugin root (holds reme_cc/)
+PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # the plugin root (holds reme_cc/)
 
 # Source bytes a hook copies inline. Above this the whole job goes to a detached worker, which keeps
 # Stop within its budget even when a 20 MB transcript is seen for the first time.
@@ -118,7 +118,7 @@ def handle(event: str, payload: dict[str, Any], ws: Workspace) -> str:
 
 
 def _session_args(payload: dict[str, Any]) -> tuple[str, str]:
-    from .memory.transcript import check_session_id
+    from ..memory.transcript import check_session_id
 
     sid = check_session_id(payload.get("session_id"))
     path = payload.get("transcript_path")
@@ -128,7 +128,7 @@ def _session_args(payload: dict[str, Any]) -> tuple[str, str]:
 
 
 def _copy_and_trigger(ws: Workspace, config: Config, event: str, payload: dict[str, Any], *, inline: bool) -> str:
-    from .memory.transcript import copy_session, pending_bytes
+    from ..memory.transcript import copy_session, pending_bytes
 
     sid, path = _session_args(payload)
     if inline:
@@ -153,7 +153,7 @@ def _copy_and_trigger(ws: Workspace, config: Config, event: str, payload: dict[s
 
 
 def _should_record(ws: Workspace, config: Config, event: str, sid: str, now: float | None = None) -> bool:
-    from .memory.transcript import load_state
+    from ..memory.transcript import load_state
 
     state = load_state(ws, sid)
     now = time.time() if now is None else now
@@ -173,8 +173,8 @@ def _should_record(ws: Workspace, config: Config, event: str, sid: str, now: flo
 
 def start_recording(ws: Workspace, config: Config, sid: str) -> str:
     """Ask for a recording of ``sid`` (memory/recording.py), and start the recorder unless one runs."""
-    from .memory import recording
-    from .memory.transcript import load_state, save_state
+    from ..memory import recording
+    from ..memory.transcript import load_state, save_state
 
     recording.request(ws, sid)
     with ws.lock(f"transcript-{sid}", timeout=2.0):
@@ -192,7 +192,7 @@ def start_recording(ws: Workspace, config: Config, sid: str) -> str:
 
 def recorder_command(ws: Workspace, sid: str) -> list[str]:
     """The detached recorder's argv (``REME_PYTHON`` wins, else the plugin env, built first if missing)."""
-    from . import bootstrap
+    from ..base import bootstrap
 
     return bootstrap.reme_argv("auto-memory", "--session-id", sid, "--workspace", str(ws.root))
 
@@ -203,8 +203,8 @@ def spawn_recorder(ws: Workspace, sid: str) -> int:
 
 def _self_command() -> list[str]:
     # Works from a plugin checkout and from an installed package alike.
-    code = "import sys; sys.path.insert(0, sys.argv[1]); from reme_cc.hooks import main; sys.exit(main(sys.argv[2:]))"
-    from .bootstrap import SAFE_PATH
+    code = "import sys; sys.path.insert(0, sys.argv[1]); from reme_cc.surfaces.hooks import main; sys.exit(main(sys.argv[2:]))"
+    from ..base.bootstrap import SAFE_PATH
 
     return [sys.executable or "python3", SAFE_PATH, "-S", "-c", code, str(PACKAGE_ROOT)]
 
@@ -230,7 +230,7 @@ def _worker(args: list[str]) -> int:
 
 
 def spawn_detached(argv: list[str], log_path: Path, ws: Workspace) -> int:
-    from . import bootstrap
+    from ..base import bootstrap
 
     return bootstrap.spawn_detached(argv, log_path, env={"REME_WORKSPACE": str(ws.root)})
 
@@ -273,14 +273,14 @@ def _session_start(ws: Workspace, config: Config, payload: dict[str, Any]) -> st
 
 
 def _brief(payload: dict[str, Any], ws: Workspace, config: Config) -> str:
-    from .memory.brief import session_start_brief  # lazy: only SessionStart needs it
+    from ..memory.brief import session_start_brief  # lazy: only SessionStart needs it
 
     return session_start_brief(payload, ws, config)
 
 
 def _maybe_auto_dream(ws: Workspace, config: Config) -> None:
     def start() -> None:
-        from .memory.dream_trigger import maybe_start_auto_dream  # lazy: only session start/end need it
+        from ..memory.dream_trigger import maybe_start_auto_dream  # lazy: only session start/end need it
 
         maybe_start_auto_dream(ws, config)
 

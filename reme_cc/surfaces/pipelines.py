@@ -15,10 +15,10 @@ from dataclasses import asdict
 from typing import Any
 
 from .agent import with_agents
-from .errors import InvalidInputError, LockedError, NotFoundError, ReMeError
-from .memory import auto_memory, dream, failures, resource
-from .memory.context import Context
-from .workspace import Workspace
+from ..base.errors import InvalidInputError, LockedError, NotFoundError, ReMeError
+from ..memory import auto_memory, dream, failures, resource
+from ..memory.context import Context
+from ..base.workspace import Workspace
 
 log = logging.getLogger("reme.auto_memory")
 

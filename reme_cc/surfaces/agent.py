@@ -39,8 +39,8 @@ from pathlib import Path
 from typing import Any
 from collections.abc import Mapping
 
-from .errors import AgentError, InvalidInputError, NotFoundError, ReMeError
-from .tools import AGENT_TOOLS, Context, Tool, ToolResult, agent_tool, all_tools  # noqa: F401 (re-exported)
+from ..base.errors import AgentError, InvalidInputError, NotFoundError, ReMeError
+from ..tools import AGENT_TOOLS, Context, Tool, ToolResult, agent_tool, all_tools  # noqa: F401 (re-exported)
 
 log = logging.getLogger("reme.agent")
 
@@ -79,7 +79,7 @@ class AgentSpec:
     model: str | None = None
 
 
-PACKAGE_DIR = Path(__file__).resolve().parent  # reme_cc/
+PACKAGE_DIR = Path(__file__).resolve().parents[1]  # reme_cc/
 PROMPT_DIRS = (PACKAGE_DIR / "prompts", PACKAGE_DIR / "agents")
 
 
@@ -114,7 +114,7 @@ def _split_tools(value: Any) -> list[str]:
 
 
 def parse_agent(text: str, source: str = "<agent>") -> AgentSpec:
-    from .notes.frontmatter import parse_note
+    from ..notes.frontmatter import parse_note
 
     note = parse_note(text)
     if note.error:
@@ -177,7 +177,7 @@ class AgentRun:
 
 
 def _redact_value(value: Any) -> Any:
-    from .notes.redact import redact
+    from ..notes.redact import redact
 
     if isinstance(value, str):
         return redact(value)
@@ -195,7 +195,7 @@ def _call_tool(ctx: Context, tool: Tool[Any], args: dict[str, Any], run: AgentRu
     Privacy: what a tool returns goes to the model, so secrets in it are redacted (``read`` of a raw
     resource file, a search hit); what an agent writes is redacted too (a model that knows a key from
     elsewhere still cannot put it into daily/ or digest/)."""
-    from .notes.redact import redact
+    from ..notes.redact import redact
 
     if not tool.read_only and isinstance(args, dict):
         args = _redact_value(args)
@@ -243,7 +243,7 @@ async def run_agent(
     Never raises for model/API failures or timeouts: they come back in ``AgentRun.error`` (a caller
     such as the recorder must know not to advance its cursor). Bad configuration raises ReMeError."""
     spec = load_agent(agent) if isinstance(agent, str) else agent
-    from .notes.redact import redact
+    from ..notes.redact import redact
 
     prompt = redact(prompt)  # conversation, resource text, daily notes: no secret ever reaches a model
     names = list(tools if tools is not None else spec.tools)

@@ -13,8 +13,8 @@ from pathlib import Path
 from typing import Any
 from collections.abc import Callable
 
-from . import bootstrap
-from .errors import ReMeError
+from ..base import bootstrap
+from ..base.errors import ReMeError
 
 
 @dataclass
@@ -53,7 +53,7 @@ def _plugin_env() -> Check:
 
 
 def _workspace(ctx_box: dict[str, Any]) -> Check:
-    from .tools import Context
+    from ..tools import Context
 
     given = ctx_box.get("root")
     if given and not Path(os.path.expanduser(given)).is_dir():  # checked, never created by a check
@@ -106,10 +106,10 @@ def _index(ctx_box: dict[str, Any]) -> Check:
         detail += f" ({st['dangling_links']} dangling)"
     if st.get("embedding_error"):
         return Check("index", False, f"{detail}; embedding error: {st['embedding_error']}")
-    from .tools.recall_scope import project_status
+    from ..tools.recall_scope import project_status
 
-    from .index.sync import refused
-    from .memory.untrusted import one_line
+    from ..index.sync import refused
+    from ..memory.untrusted import one_line
 
     project = project_status(ctx)
     conflicts = [*st.get("conflicts", []), *(f".reme/{p}" for p in project.get("team_conflicts", []))]
@@ -138,7 +138,7 @@ def _embedder(ctx_box: dict[str, Any]) -> Check:
     ctx = ctx_box.get("ctx")
     if ctx is None:
         return Check("embedder", False, "skipped: the workspace is not usable (see above)")
-    from .index import embedder as emb
+    from ..index import embedder as emb
 
     name = emb.backend_name(ctx.config)
     if name == "none":
@@ -217,7 +217,7 @@ def _background(ctx_box: dict[str, Any]) -> Check:
     ctx = ctx_box.get("ctx")
     if ctx is None:
         return Check("background work", False, "skipped: the workspace is not usable (see above)")
-    from .memory.failures import current
+    from ..memory.failures import current
 
     streaks = current(ctx.workspace)
     if streaks:

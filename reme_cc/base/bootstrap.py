@@ -11,7 +11,7 @@ by the MCP stand-in and ``reme-cc doctor``.
 
 API for other surfaces: ``ensure_env()`` (build if needed, return the env's python), ``env_python()``
 (path, may not exist yet), ``env_ready()``, ``env_bin(name)``, ``last_error()``.
-Also ``python3 -m reme_cc.bootstrap [--rebuild|--status]`` with the plugin root on sys.path.
+Also ``python3 -m reme_cc.base.bootstrap [--rebuild|--status]`` with the plugin root on sys.path.
 """
 
 from __future__ import annotations
@@ -39,7 +39,7 @@ def plugin_root() -> Path:
     root = os.environ.get("CLAUDE_PLUGIN_ROOT", "").strip()
     if root:
         return Path(root)
-    here = Path(__file__).resolve().parent.parent
+    here = Path(__file__).resolve().parents[2]  # reme_cc/base/bootstrap.py -> the folder holding reme_cc/
     if (here / ".claude-plugin").is_dir():  # the plugin's own source tree (launcher, hooks)
         return here
     try:  # `reme-cc env` inside the env: the plugin folder it was built from, recorded in its marker
@@ -229,7 +229,7 @@ def _build(venv: Path, *, quiet: bool) -> None:
         # the pip a distribution's venv brings (23.0 on Debian 12) still builds sdists such as jieba
         # with the deprecated `setup.py install`: a current pip first
         steps = [[sys.executable, "-m", "venv", str(venv)], [*pip, "--upgrade", "pip"], [*pip, str(root)]]
-    steps.append([str(_bin(venv, "python")), "-c", "import reme_cc.server, reme_cc.tools, claude_agent_sdk"])
+    steps.append([str(_bin(venv, "python")), "-c", "import reme_cc.surfaces.server, reme_cc.tools, claude_agent_sdk"])
     shutil.rmtree(venv, ignore_errors=True)  # a half-built env from a crash is never reused
     with open(log_path, "w") as log:
         log.write(f"reme env build {time.strftime('%Y-%m-%d %H:%M:%S')} root={root} stamp={venv.name}\n")
@@ -329,12 +329,6 @@ def main(argv: list[str] | None = None) -> int:
         return 1
     print(py)
     return 0
-
-
-def register_cli(subparsers) -> None:  # type: ignore[no-untyped-def]
-    p = subparsers.add_parser("env", help="the plugin's own Python environment: status or rebuild")
-    p.add_argument("--rebuild", action="store_true", help="build it again now")
-    p.set_defaults(func=lambda args: main(["--rebuild"] if args.rebuild else ["--status"]))
 
 
 if __name__ == "__main__":

@@ -22,8 +22,8 @@ import time
 import traceback
 from typing import Any
 
-from . import __version__
-from .errors import ReMeError
+from .. import __version__
+from ..base.errors import ReMeError
 
 log = logging.getLogger("reme.server")
 
@@ -69,7 +69,7 @@ class Runtime:
             pass
 
     def _open(self) -> None:
-        from .tools import Context
+        from ..tools import Context
 
         try:
             self.ctx = Context.open(self.workspace)
@@ -88,7 +88,7 @@ class Runtime:
         if self.ctx is None:
             self.ready.set()
             return
-        from .index import keyword, sync
+        from ..index import keyword, sync
 
         t = time.monotonic()
         index = self.ctx.index  # numpy, jieba's module, the index database
@@ -131,7 +131,7 @@ class Runtime:
         """Vectors catch up whoever left the backlog (a killed worker is replaced); an idle server lets
         go of its models and in-memory indexes. Runs in the tool thread (SQLite stays
         single-threaded), every catchup.CHECK_EVERY_S."""
-        from .index.catchup import CHECK_EVERY_S
+        from ..index.catchup import CHECK_EVERY_S
 
         try:
             pid = self.ctx.index.catch_up()
@@ -183,7 +183,7 @@ class Runtime:
 def registry() -> dict[str, Any]:
     """Every registered tool (``tools.TOOL_MODULES``); ``REME_EXTRA_TOOL_MODULES`` (comma-separated
     modules, e.g. test tools) adds more. A module that cannot be imported fails loudly."""
-    from . import tools
+    from .. import tools
 
     for name in (m.strip() for m in os.environ.get("REME_EXTRA_TOOL_MODULES", "").split(",")):
         if name:

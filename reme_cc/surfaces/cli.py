@@ -28,18 +28,15 @@ from pathlib import Path
 from typing import Any
 from collections.abc import Sequence
 
-from .errors import ReMeError
+from ..base.errors import ReMeError
 
 PROG = "reme-cc"
-EXTENSIONS = (
-    "reme_cc.server",
-    "reme_cc.doctor",
-    "reme_cc.hooks",
-    "reme_cc.bootstrap",
-    "reme_cc.pipelines",
-    "reme_cc.memory.team",
-    "reme_cc.memory.trust",
-    "reme_cc.index.catchup",
+EXTENSIONS = (  # every module here is a surface: the layers below know no command line
+    "reme_cc.surfaces.server",
+    "reme_cc.surfaces.doctor",
+    "reme_cc.surfaces.hooks",
+    "reme_cc.surfaces.pipelines",
+    "reme_cc.surfaces.commands",
 )
 
 
@@ -173,7 +170,7 @@ def _check_workspace(args: argparse.Namespace) -> None:
 
 
 def _context(args: argparse.Namespace) -> Any:
-    from .tools import Context
+    from ..tools import Context
 
     return Context.open(args.workspace)
 
@@ -235,7 +232,7 @@ def _warn(message: str, warn: Any = None) -> None:
 def load_tools() -> dict[str, Any]:
     """The registry (every module of ``tools.TOOL_MODULES``). A broken tool module is a bug: it fails
     here, loudly, instead of a CLI that silently lacks some commands."""
-    from . import tools
+    from .. import tools
 
     return tools.all_tools()
 
@@ -265,7 +262,7 @@ GITIGNORE = "# derived index state (rebuilt from the files by `reme-cc reindex`)
 
 
 def _cmd_init(args: argparse.Namespace) -> int:
-    from .workspace import Workspace
+    from ..base.workspace import Workspace
 
     root = args.dir or args.workspace
     ws = Workspace(root)

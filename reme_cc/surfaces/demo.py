@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from .demo_model import LABEL, Script, ScriptedModel
-from .errors import ConflictError, ReMeError
+from ..base.errors import ConflictError, ReMeError
 
 MARKER = ".reme-demo"  # a demo folder can be re-created; any other non-empty folder is refused
 PROJECT = "project/webshop"  # the demo project, inside the demo folder (not a layer the index walks)
@@ -144,7 +144,7 @@ def _prepare(root: Path) -> None:
 
 
 def _write_history(ws: Any, config: Any) -> list[str]:
-    from .tools import Context, all_tools
+    from ..tools import Context, all_tools
 
     notes, dates = history(_dt.date.today())
     ctx = Context(ws, config)
@@ -179,7 +179,7 @@ def claude_cli() -> Path:
 
 def plugin_folder() -> tuple[Path, str]:
     """The plugin folder this reme_cc runs from (a checkout or the installed plugin) and its name."""
-    from .bootstrap import plugin_root
+    from ..base.bootstrap import plugin_root
 
     root = plugin_root()
     try:
@@ -291,8 +291,8 @@ def run_session(root: Path, project: Path, env: dict[str, str], model: str, real
 
 def wait_for_card(ws: Any, sid: str, timeout: float) -> Any:
     """The recorder runs detached after the session: wait for its card and for it to finish."""
-    from .memory import recording
-    from .memory.daily import find_card_by_session
+    from ..memory import recording
+    from ..memory.daily import find_card_by_session
 
     deadline = time.monotonic() + timeout
     seen_running = False
@@ -323,7 +323,7 @@ def run_dream(root: Path, env: dict[str, str]) -> subprocess.CompletedProcess[st
 
 def nodes_citing(ws: Any, rel: str) -> list[str]:
     """Digest nodes whose ## Sources section links ``rel`` (read from the files, not from any report)."""
-    from .notes.evidence import link_targets, sources_section
+    from ..notes.evidence import link_targets, sources_section
 
     out = []
     for path in sorted((ws.root / "digest").rglob("*.md")):
@@ -335,9 +335,9 @@ def nodes_citing(ws: Any, rel: str) -> list[str]:
 
 def recall(ws: Any, config: Any, project: Path, query: str) -> tuple[str, Any]:
     """What the next session in ``project`` gets: the SessionStart brief and the search tool's answer."""
-    from .index import Index
-    from .memory.brief import build_brief
-    from .tools import Context, all_tools
+    from ..index import Index
+    from ..memory.brief import build_brief
+    from ..tools import Context, all_tools
 
     ctx = Context(ws, config, _index=Index(ws, config, background_embedding=False))
     try:
@@ -421,7 +421,7 @@ def step_card(out: Out, ws: Any, sid: str, real: bool) -> Any:
 
 def step_dream(out: Out, ws: Any, card: Any, env: dict[str, str], real: bool) -> tuple[str, str]:
     """3. `reme-cc dream`; returns (the digest node citing the card, the dream's summary)."""
-    from .notes.frontmatter import parse_note
+    from ..notes.frontmatter import parse_note
 
     out.say("\n3. The dream consolidates today's cards into the digest", f"   $ reme-cc --workspace {ws.root} dream")
     t = time.monotonic()
@@ -482,8 +482,8 @@ def announce(out: Out, real: bool, model: str) -> Path | None:
 
 
 def run_demo(root: Path, *, query: str | None = None, as_json: bool = False, real: bool = False) -> int:
-    from .config import Config
-    from .workspace import Workspace
+    from ..base.config import Config
+    from ..base.workspace import Workspace
 
     t0 = time.monotonic()
     out = Out(as_json, real)
