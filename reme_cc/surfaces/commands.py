@@ -1,6 +1,7 @@
 """The CLI's commands that are not tools: `share`, `trust`, `embed` and `env` (the tools' commands are
 built from the registry in cli.py; the pipelines' in pipelines.py). One handler module, so the layers
-below hold what these commands do, never how the command line asks for it."""
+below hold what these commands do, never how the command line asks for it. The index and the Context
+(numpy, jieba, pydantic) are imported by the handlers that use them: every command loads this module."""
 
 from __future__ import annotations
 
@@ -17,9 +18,6 @@ from ..base import bootstrap
 from ..base.config import Config
 from ..base.errors import InvalidInputError
 from ..base.workspace import Workspace, default_root
-from ..index import Index
-from ..index.catchup import METADATA_ENV, coverage, describe, duration, record_worker_failure, run
-from ..memory.context import Context
 from ..memory.team import NOT_WRITTEN, TEAM_DIR, locate, plan_share, share
 from ..memory.trust import FILE_NAME, decide, load, repository_of, trust_file
 
@@ -33,6 +31,8 @@ def register_cli(subparsers: Any) -> None:
 
 # ---- share
 def _cmd_share(args: Any) -> int:
+    from ..memory.context import Context
+
     ctx = Context.open(getattr(args, "workspace", None))
     try:
         plan = plan_share(ctx, args.node, os.getcwd())
@@ -166,6 +166,9 @@ def _register_embed(subparsers: Any) -> None:
 
 
 def _cmd_embed(args: Any) -> int:
+    from ..index import Index
+    from ..index.catchup import METADATA_ENV, coverage, describe, record_worker_failure, run
+
     # the worker opens its workspace as it is: a repository's team memory holds only what it shares,
     # and its derived state lives where the parent says (REME_WORKER_METADATA); its settings are the
     # parent's (passed in the environment), never a config.json the repository committed
@@ -211,6 +214,8 @@ class _Bar:
         width = 30
         frac = done / total if total else 1.0
         rate = (done - self.first) / max(time.monotonic() - self.t0, 1e-3)
+        from ..index.catchup import duration
+
         left = f", ~{duration((total - done) / rate)} left" if rate > 0 and done < total else ""
         sys.stderr.write(f"\rembedding [{'#' * int(frac * width):<{width}}] {done:,}/{total:,}{left}   ")
         sys.stderr.flush()
