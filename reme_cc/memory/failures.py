@@ -63,9 +63,15 @@ class Failure:
     count: int  # failed runs in a row
     since: str  # local time of the first failure of the streak, "YYYY-MM-DDTHH:MM:SS"
     last: str  # local time of the latest one
-    cause: str  # the cause in a few words
-    fix: str  # what the user can do
     error: str  # the latest error, as the agent reported it (first 300 characters)
+
+    @property
+    def cause(self) -> str:  # the cause in a few words (read from the error, not stored: CAUSES may improve)
+        return explain(self.error)[0]
+
+    @property
+    def fix(self) -> str:  # what the user can do
+        return explain(self.error)[1]
 
     def line(self) -> str:
         """One line for the brief, status and doctor."""
@@ -99,13 +105,10 @@ def _write(ws: Workspace, data: dict[str, Any]) -> None:
 
 def record_failure(ws: Workspace, agent: str, error: str) -> Failure:
     now = time.strftime("%Y-%m-%dT%H:%M:%S")
-    cause, fix = explain(error)
     with ws.lock("failures", timeout=10):
         data = _read(ws)
         old = data.get(agent) if isinstance(data.get(agent), dict) else {}
-        failure = Failure(
-            agent, int(old.get("count", 0)) + 1, str(old.get("since") or now), now, cause, fix, error.strip()[:300]
-        )
+        failure = Failure(agent, int(old.get("count", 0)) + 1, str(old.get("since") or now), now, error.strip()[:300])
         data[agent] = asdict(failure)
         _write(ws, data)
     return failure
@@ -137,17 +140,7 @@ def current(ws: Workspace) -> list[Failure]:
     out = []
     for agent, row in _read(ws).items():
         try:
-            out.append(
-                Failure(
-                    agent,
-                    int(row["count"]),
-                    str(row["since"]),
-                    str(row["last"]),
-                    str(row["cause"]),
-                    str(row["fix"]),
-                    str(row.get("error", "")),
-                )
-            )
+            out.append(Failure(agent, int(row["count"]), str(row["since"]), str(row["last"]), str(row["error"])))
         except (KeyError, TypeError, ValueError):
             continue
     return sorted(out, key=lambda f: f.since)

@@ -156,7 +156,7 @@ def status(ctx: Context, params: NoParams) -> StatusResult:
         status={
             **ctx.index.status(),
             "usage": usage_today(ctx.workspace, ctx.config),
-            "failures": [dict(vars(f), line=f.line()) for f in current(ctx.workspace)],
+            "failures": [dict(vars(f), cause=f.cause, fix=f.fix, line=f.line()) for f in current(ctx.workspace)],
             # after the index's status, which walked: names it refused, shown escaped
             "refused_names": {one_line(p): why for p, why in refused(ctx.workspace.root).items()},
             "project": project_status(ctx),
