@@ -1,11 +1,11 @@
 """The CLI's commands that are not tools: `share`, `trust`, `embed` and `env` (the tools' commands are
 built from the registry in cli.py; the pipelines' in pipelines.py). One handler module, so the layers
 below hold what these commands do, never how the command line asks for it. The index and the Context
-(numpy, jieba, pydantic) are imported by the handlers that use them: every command loads this module."""
+(numpy, jieba, pydantic) are imported by the handlers that use them: every command loads this module.
+`--workspace` and `--json` come from cli._add_globals, as for every command."""
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 import os
@@ -81,7 +81,6 @@ def _register_share(subparsers: Any) -> None:
     p.add_argument("--move", action="store_true", help="remove it from the personal workspace afterwards")
     p.add_argument("--yes", "-y", action="store_true", help="write without asking")
     p.add_argument("--dry-run", action="store_true", help="only show what would be written")
-    p.add_argument("--workspace", metavar="DIR", default=argparse.SUPPRESS, help="the personal memory workspace")
     p.set_defaults(func=_cmd_share)
 
 
@@ -149,7 +148,6 @@ def _register_trust(subparsers: Any) -> None:
     group = p.add_mutually_exclusive_group()
     group.add_argument("--revoke", action="store_true", help="decline it: left out of the brief, never asked again")
     group.add_argument("--list", action="store_true", help="show the repositories decided so far")
-    p.add_argument("--workspace", metavar="DIR", default=argparse.SUPPRESS, help="the personal memory workspace")
     p.set_defaults(func=_cmd_trust)
 
 

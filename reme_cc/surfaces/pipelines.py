@@ -34,11 +34,6 @@ def register_cli(subparsers: Any) -> None:
     _register_resource(subparsers)
 
 
-def _add_common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--workspace", metavar="DIR", default=argparse.SUPPRESS, help="memory workspace folder")
-    p.add_argument("--json", action="store_true", default=argparse.SUPPRESS, help="print JSON")
-
-
 # ---- auto-memory ----------------------------------------------------------------------------------
 def _setup_logging(ws: Workspace) -> None:
     path = ws.logs / "auto-memory.log"
@@ -139,7 +134,6 @@ def _register_auto_memory(subparsers: Any) -> None:
         description="Record what is new in a Claude Code session (--session-id) or a generic conversation "
         "(--messages-file: JSON list of {role, content, created_at}) into daily/<date>/<name>.md.",
     )
-    _add_common(p)
     p.add_argument("--session-id", dest="session_id", default=None, help="the session to record")
     p.add_argument(
         "--messages-file",
@@ -158,7 +152,6 @@ def _register_dream(subparsers: Any) -> None:
         description="Extract durable lessons from the daily notes changed since the last "
         "dream and integrate them into digest/ (one subagent per unit).",
     )
-    _add_common(p)
     p.add_argument("--date", help="dream date YYYY-MM-DD (default today)")
     p.add_argument("--hint", default="", help="what to focus on (passed to the agents)")
     p.add_argument("--scan-days", type=int, default=2, help="days of daily notes to scan, ending at --date (2)")
@@ -217,7 +210,6 @@ def _register_resource(subparsers: Any) -> None:
         help="turn files in resource/ into daily resource cards",
         description="Create, update or remove one daily card per file in resource/.",
     )
-    _add_common(p)
     p.add_argument("--date", help="the date root files count as (default today)")
     p.set_defaults(func=_resource)
 
