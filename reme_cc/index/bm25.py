@@ -42,6 +42,7 @@ from . import catalog, keyword
 from ..base.errors import ReMeError
 from ..base.workspace import atomic_write
 from .catalog import index_log, rows_in
+from .terms import TOKENIZER_VERSION
 
 FORMAT = 2
 K1 = 1.2
@@ -822,6 +823,7 @@ def save_snapshot(metadata: Path, state: State) -> bool:
         "format": FORMAT,
         "schema": catalog.SCHEMA_VERSION,
         "tokenize": TOKENIZE,
+        "tokenizer": TOKENIZER_VERSION,
         "sqlite": sqlite3.sqlite_version,
         "db_id": state.db_id,
         "generation": state.generation,
@@ -874,6 +876,7 @@ def load_snapshot(metadata: Path, want_db_id: str) -> State | None:
             ("format", FORMAT),
             ("schema", catalog.SCHEMA_VERSION),
             ("tokenize", TOKENIZE),
+            ("tokenizer", TOKENIZER_VERSION),  # the stored words' form (terms.py): re-tokenised in place
             ("sqlite", sqlite3.sqlite_version),
         ):
             if meta.get(key) != want:

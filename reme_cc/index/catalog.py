@@ -24,7 +24,9 @@ from pathlib import Path
 from typing import Any
 from collections.abc import Iterator, Sequence
 
-SCHEMA_VERSION = 3
+from .terms import TOKENIZER_VERSION
+
+SCHEMA_VERSION = 3  # a new version rebuilds the database; a new TOKENIZER_VERSION only re-tokenises it
 DB_NAME = "index.sqlite"
 
 log = logging.getLogger("reme_cc.index")
@@ -270,8 +272,9 @@ def create_schema(conn: sqlite3.Connection) -> None:
         # db_id: chunk ids restart at 1 in a re-created database; caches keyed by chunk id (the bm25
         # snapshot) check it so they never mistake a new database's chunk for an old one's
         conn.execute(
-            "INSERT OR IGNORE INTO meta VALUES ('schema_version', ?), ('generation', '0'), ('db_id', ?)",
-            (str(SCHEMA_VERSION), uuid.uuid4().hex),
+            "INSERT OR IGNORE INTO meta VALUES ('schema_version', ?), ('generation', '0'), ('db_id', ?), "
+            "('tokenizer', ?)",
+            (str(SCHEMA_VERSION), uuid.uuid4().hex, str(TOKENIZER_VERSION)),
         )
 
 

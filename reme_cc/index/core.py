@@ -33,7 +33,7 @@ from .graph import LinkGraph, neighbors
 from .idle import Residency
 from .keyword_half import KeywordHalf
 from .records import FileRecord, Graph, GraphEdge, GraphNode, Hit, LinkRecord, Neighbor, NodeHit, Recall, SearchResponse
-from .sync import CONFLICT_KEY, HARD_LINK_KEY, SyncReport
+from .sync import CONFLICT_KEY, HARD_LINK_KEY, SyncReport, retokenize
 from .vector_half import VectorHalf
 from .writer import CatalogWriter
 
@@ -66,6 +66,8 @@ class Index:
         self.budget = budget
         self._stop = threading.Event()  # closing: background work stops
         self.db = Database(self.metadata)
+        if self.mode == "rw":  # stored tokens of an older tokenizer are made again (sync.retokenize)
+            self.db.run(lambda conn: retokenize(conn, self.db.writer, self.metadata))
         self.vectors = VectorHalf(self.db, ws, config, self._stop, background=background_embedding)
         self.keywords = KeywordHalf(self.db)
         # the link graph in memory for search's expansion; the database answers until it is built

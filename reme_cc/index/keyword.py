@@ -13,6 +13,8 @@ import re
 import sqlite3
 import threading
 
+from . import terms
+
 _init_lock = threading.Lock()
 _ready = False
 
@@ -56,35 +58,58 @@ def warm_up() -> None:
     _jieba()
 
 
-# Only CJK runs go through jieba (it is slow on Latin text and adds nothing there); everything else
-# is split into letter/digit runs, which is exactly what FTS5's unicode61 tokenizer would keep.
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+")
-_WORD = re.compile(r"[^\W_]+")
+STOPWORDS = terms.STOPWORDS
+_stem_lock = threading.Lock()
+_stemmer = None
 
 
-# Function words carry no topic: matching them lets BM25 push noise above vector hits in the fusion.
-STOPWORDS = frozenset(
-    "a an the and or but if of to in on at by for with from as is are was were be been being it its this that "
-    "these those i me my we our you your he she they them their his her what which who whom how when where why "
-    "do does did done have has had not no so than then there here can could will would should may might must "
-    "about into over after before up down out off again very just also too any all some such only own same "
-    "的 了 是 在 和 与 及 或 也 都 就 而 把 被 让 给 对 从 向 着 过 吗 呢 吧 啊 之 其 这 那 我 你 他 她 它 们 个 有 为 以 于 并 等 中".split()
-)
+@functools.lru_cache(maxsize=200_000)
+def stem(word: str) -> str:
+    """Snowball English stem of a lower-case word (cached: a corpus has far fewer distinct words than
+    words; the stemmer object keeps state between calls, hence the lock)."""
+    global _stemmer
+    with _stem_lock:
+        if _stemmer is None:
+            import snowballstemmer
+
+            _stemmer = snowballstemmer.stemmer("english")
+        return _stemmer.stemWord(word)
+
+
+def _latin(text: str) -> list[str]:
+    return [terms.store_form(w, stem) for w in terms.WORD.findall(text) if w not in STOPWORDS]
 
 
 def tokens(text: str) -> list[str]:
+    """The stored terms of a text: English words by their stem (terms.py), CJK runs by jieba, function
+    words dropped."""
     text = text.lower()
     out: list[str] = []
     pos = 0
     cut = None
-    for m in _CJK.finditer(text):
-        out += _WORD.findall(text[pos : m.start()])
+    for m in terms.CJK.finditer(text):
+        out += _latin(text[pos : m.start()])
         if cut is None:
             cut = _jieba().cut_for_search
-        out += [t for t in cut(m.group()) if t.strip()]
+        out += [t for t in cut(m.group()) if t.strip() and t not in STOPWORDS]
         pos = m.end()
-    out += _WORD.findall(text[pos:])
-    return [t for t in out if t not in STOPWORDS]
+    out += _latin(text[pos:])
+    return out
+
+
+def compounds(text: str) -> list[str]:
+    """Two adjacent English words of a query written as one ("ice cream" -> the stem of "icecream"):
+    a note that writes them together is found too. The other way round (splitting "icecream") would
+    need a dictionary of English words; the vector half finds those."""
+    out: list[str] = []
+    for m in _PAIR.finditer(text.lower()):
+        a, b = m.group(1), m.group(2)
+        if a not in STOPWORDS and b not in STOPWORDS:
+            out.append(stem(a + b))
+    return out
+
+
+_PAIR = re.compile(r"(?<![^\W_])([a-z]{3,})[ \t]+(?=([a-z]{3,})(?![^\W_]))")  # two whole words, spaces between
 
 
 def tokenize(text: str) -> str:
@@ -102,7 +127,8 @@ def _query_terms(query: str) -> tuple[str, ...]:
     # one search asks for its query's terms several times (chunk BM25, whole-note BM25, rare terms):
     # jieba runs once per query (tokens depend on the text alone)
     seen: list[str] = []
-    for tok in tokens(query[:MAX_QUERY_CHARS]):
+    text = query[:MAX_QUERY_CHARS]
+    for tok in tokens(text) + compounds(text):
         if tok not in seen:
             seen.append(tok)
         if len(seen) >= MAX_QUERY_TERMS:

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 from collections.abc import Callable
 
+from . import terms as terms_
 from .catalog import DB_NAME, open_db
 
 BRIEF_STATEMENT_S = 2.0  # the SessionStart hook waits for the brief: no statement of it may take longer
@@ -69,8 +70,9 @@ def node_matches(conn: sqlite3.Connection, terms: list[str], limit: int = 20) ->
     """Digest nodes whose name, description or path match any of ``terms``, best BM25 first."""
     if not terms:
         return []
-    expr = " OR ".join('"' + t.replace('"', '""') + '"' for t in terms)
-    try:
+    try:  # nodes_fts holds English words by their stem (terms.py); this process may have no stemmer
+        stored = dict.fromkeys(terms_.stored_form(t, terms_.fts_exists(conn, "nodes_fts")) for t in terms)
+        expr = " OR ".join('"' + t.replace('"', '""') + '"' for t in stored)
         return [
             r[0]
             for r in conn.execute(

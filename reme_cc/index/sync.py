@@ -24,7 +24,8 @@ from ..notes.formats import NOTE_EXTS, TEXT_INDEXED_EXTS
 from ..notes.text import has_unsafe
 from ..base.workspace import own_stat
 from . import keyword
-from .catalog import bump_generation, set_meta, transaction
+from .catalog import bump_generation, get_meta, index_log, set_meta, transaction
+from .terms import TOKENIZER_VERSION
 
 WALK_LAYERS = ("daily", "digest", "resource", "session")
 MAX_INDEX_BYTES = 8 * 1024 * 1024  # larger files are catalogued but not chunked
@@ -231,8 +232,7 @@ def prepare(ws_root: Path, path: str, stat: tuple[int, int], config: Config, met
         out.name, out.description = note.name, note.description
         out.links = [(l.target, l.anchor, l.alias, int(l.embed), l.predicate, l.line) for l in parse_links(text)]
         if path.startswith("digest/"):
-            node_text = " ".join(x for x in (out.name or "", out.description or "", re.sub(r"[/_.-]+", " ", path)) if x)
-            out.node_tokens = keyword.tokenize(node_text)
+            out.node_tokens = keyword.tokenize(node_text(path, out.name, out.description))
     out.extra = json.dumps(
         {k: v for k, v in meta.items() if k not in ("name", "description")}, ensure_ascii=False, default=str
     )
@@ -249,6 +249,11 @@ def prepare(ws_root: Path, path: str, stat: tuple[int, int], config: Config, met
         for ch in chunk_file(path, data, max_chars=config.chunk_chars)
     ]
     return out
+
+
+def node_text(path: str, name: str | None, description: str | None) -> str:
+    """What a digest node is found by in nodes_fts: its name, description and the words of its path."""
+    return " ".join(x for x in (name or "", description or "", re.sub(r"[/_.-]+", " ", path)) if x)
 
 
 def store(conn: sqlite3.Connection, p: Prepared, paths: set[str], stems: Mapping[str, list[str]]) -> int | None:
@@ -460,3 +465,48 @@ def apply_changes(
                 )
             },
         )
+
+
+RETOKENIZE_BATCH = 2000
+
+
+def retokenize(conn: sqlite3.Connection, writer_lock: Any, metadata: Path) -> int | None:
+    """An index whose stored tokens another tokenizer version made (meta 'tokenizer'; none = 1) gets
+    them made again from its chunks' texts and its nodes' names, in one transaction: chunk ids, the
+    vectors and the embedding cache stay. Returns the chunks re-tokenised, None when nothing was due."""
+    if get_meta(conn, "tokenizer", "1") == str(TOKENIZER_VERSION):
+        return None
+    import time
+
+    t0 = time.perf_counter()
+    with writer_lock, transaction(conn):
+        if get_meta(conn, "tokenizer", "1") == str(TOKENIZER_VERSION):  # another process did it meanwhile
+            return None
+        conn.execute("DELETE FROM chunks_fts")
+        last, done = 0, 0
+        while True:
+            rows = conn.execute(
+                "SELECT id, text FROM chunks WHERE id > ? ORDER BY id LIMIT ?", (last, RETOKENIZE_BATCH)
+            ).fetchall()
+            if not rows:
+                break
+            conn.executemany(
+                "INSERT INTO chunks_fts(rowid, tokens) VALUES (?, ?)", [(i, keyword.tokenize(t)) for i, t in rows]
+            )
+            last, done = rows[-1][0], done + len(rows)
+        nodes = conn.execute(
+            "SELECT n.path, f.name, f.description FROM nodes_fts n LEFT JOIN files f ON f.path = n.path"
+        ).fetchall()
+        conn.execute("DELETE FROM nodes_fts")
+        conn.executemany(
+            "INSERT INTO nodes_fts(path, tokens) VALUES (?, ?)",
+            [(p, keyword.tokenize(node_text(p, name, desc))) for p, name, desc in nodes],
+        )
+        set_meta(conn, "tokenizer", str(TOKENIZER_VERSION))
+        bump_generation(conn)
+    index_log(
+        metadata,
+        f"tokenizer {TOKENIZER_VERSION}: re-tokenised {done} chunks and {len(nodes)} nodes "
+        f"in {time.perf_counter() - t0:.1f} s",
+    )
+    return done
