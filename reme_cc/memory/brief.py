@@ -133,6 +133,39 @@ def _project_value(extra: str | None) -> Any:
         return None
 
 
+STALE_CHECK_S = 0.2  # the brief's own look at the working tree, for all its nodes together
+
+
+def still_true(
+    ws: Workspace, nodes: list[tuple[str, str, str]], here: str, root: str, today: str
+) -> list[tuple[str, str, str]]:
+    """The brief's nodes without superseded ones, a stale one's description prefixed with why (its
+    ``stale`` mark, or a cited path of this project the working tree no longer has: memory/stale.py's
+    cheap check, bounded by ``STALE_CHECK_S``; nothing is written)."""
+    import time
+
+    from ..notes.history import flat_meta, note_status
+    from .stale import reason, stale_now
+
+    deadline = time.monotonic() + STALE_CHECK_S
+    out = []
+    for path, name, description in nodes:
+        try:
+            text = ws.read_bytes(path).decode("utf-8", errors="replace")
+        except (ReMeError, OSError):
+            out.append((path, name, description))
+            continue
+        status = note_status(text, today=today)
+        if status.state == "superseded":
+            continue
+        why = status.reason if status.state == "stale" else ""
+        names = [n.strip(" '\"") for n in flat_meta(text).get("project", "").strip("[]").split(",")]
+        if not why and here and root and here in names and time.monotonic() < deadline:
+            why = reason(stale_now(text, root, deadline=deadline))
+        out.append((path, name, f"[stale: {why}] {description or name}" if why else description))
+    return out
+
+
 def _one_line(text: str, limit: int = 140) -> str:
     return untrusted.one_line(text, limit)
 
@@ -164,6 +197,7 @@ def build_brief(
         lines += [
             f"- {_one_line(t.title, 80)}" + (f" — {_one_line(t.reason, 120)}" if t.reason else "") for t in topics
         ]
+    nodes = still_true(ws, nodes, here, str(find_root(cwd)[0]) if cwd else "", today)
     if nodes:
         lines.append(f"Digest nodes relevant to {where}:")
         lines += [f"- {_one_line(p)} — {_one_line(d or n)}" for p, n, d in nodes]

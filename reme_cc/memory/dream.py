@@ -27,9 +27,10 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from ..base.errors import InvalidInputError, LockedError, ReMeError
-from ..notes.evidence import link_targets, sources_section
+from ..notes.evidence import SOURCE_LAYERS, link_targets, sources_section
+from ..notes.store import Change, NoteStore, Written
 from ..base.workspace import DIGEST_BUCKETS, Workspace
-from . import daily, gitlog, interests
+from . import contradictions, daily, gitlog, interests, stale
 from .context import Context
 from .dream_trigger import DREAM_LOCK, STAMP, touch
 from .untrusted import neutralise
@@ -40,6 +41,9 @@ PROMPT_CHARS = 80_000  # all changed files together; the rest are listed for the
 EXCERPT_CHARS = 1_500  # per source file, in an integrator's prompt
 INTEGRATOR = "dream-integrator"
 ACTIONS = ("CREATE", "CORROBORATE", "REFINE", "CORRECT")
+CONFLICT = "CONFLICT"  # the evidence disagrees and nothing says which holds: recorded, not picked
+REVIEWS = ("FIX", "SUPERSEDE", "KEEP")  # what a review of a stale node may decide
+MAX_REVIEWS = 3  # stale nodes reviewed per dream (one agent session); the rest wait for the next
 
 
 # ---- data ---------------------------------------------------------------------------------------
@@ -64,6 +68,7 @@ class Unit:
     paths: list[str]
     scope: str = "general"  # "project": belongs to the projects of its sources; "general": to every project
     projects: dict[str, str] = field(default_factory=dict)  # project name -> root, from the sources' frontmatter
+    review: str = ""  # a stale node to review (fix, supersede or keep) instead of new evidence to fold in
 
 
 @dataclass
@@ -73,6 +78,7 @@ class UnitOutcome:
     action: str | None = None
     path: str | None = None
     error: str | None = None
+    conflict: dict[str, Any] | None = None  # an unresolved contradiction the integrator reported
 
 
 @dataclass
@@ -95,6 +101,9 @@ class DreamSummary:
     nodes: list[dict[str, str]] = field(default_factory=list)  # [{path, action, unit}]
     share: list[dict[str, str]] = field(default_factory=list)  # [{path, repo}]: project nodes a team could use
     failures: list[dict[str, Any]] = field(default_factory=list)  # [{unit, paths, error}]
+    conflicts: list[dict[str, Any]] = field(default_factory=list)  # contradictions.entry(...) of this run
+    stale: list[str] = field(default_factory=list)  # digest nodes citing what their project no longer has
+    reviewed: list[dict[str, str]] = field(default_factory=list)  # [{path, action, error}]
     interests: str | None = None
     commit: str | None = None
     error: str | None = None
@@ -113,6 +122,15 @@ class DreamSummary:
             lines.append(f"  {n['action']:<11} {n['path']}")
         for f in self.failures:
             lines.append(f"  FAILED      {f['unit']}: {f['error']} (retried next dream: {', '.join(f['paths'])})")
+        for c in self.conflicts:
+            lines.append(
+                f"  CONFLICT    {c['subject']}: {' | '.join(c['values'])} (not resolved from evidence; "
+                f"{c.get('node') or 'no node'}; listed in `reme-cc status`)"
+            )
+        for r in self.reviewed:
+            lines.append(
+                f"  stale {r['action'] or 'FAILED':<5} {r['path']}" + (f": {r['error']}" if r.get("error") else "")
+            )
         for n in self.share:
             lines.append(
                 f"  share?      {n['path']}: to share it with the team, run `reme-cc share {n['path']}` in {n['repo']}"
@@ -132,10 +150,78 @@ class DreamContext(Context):
     (for the change list, git and undo)."""
 
     recorder: gitlog.ChangeRecorder | None = None
+    day: str = ""  # the dream's date: when a corrected statement stopped holding, unless its evidence says
 
     def __post_init__(self) -> None:
         if self.recorder is not None:
             self.notes.observe(before=self.recorder.before, after=lambda paths: self.recorder.touched(*paths))
+
+    def new_notes(self, *, after: Any) -> NoteStore:
+        store = KeepPinned(self.workspace, backlinks=self._backlinks, day=self.day)
+        store.observe(after=after)
+        return store
+
+
+class HistoryKeepingNotes(NoteStore):
+    """The dream's note service: a change that replaces part of an existing digest node's statement
+    keeps the replaced text, dated, in the node's ``## History`` section and sets ``valid_from`` —
+    enforced here, whatever the integrator wrote (notes/history.py)."""
+
+    def __init__(self, ws: Workspace, *, backlinks: Any = None, day: str = ""):
+        super().__init__(ws, backlinks=backlinks)
+        self.day = day or _dt.date.today().isoformat()
+
+    def update(self, rel: str, change: Change, *, full_write: bool = False, evidence: bool = True) -> Written:
+        norm = self.content_path(rel)
+        if not evidence or not norm.startswith("digest/"):
+            return super().update(norm, change, full_write=full_write, evidence=evidence)
+
+        def with_history(old: str | None) -> str | None:
+            new = change(old)
+            return new if old is None or new is None else kept_history(old, new, self.day)
+
+        return super().update(norm, with_history, full_write=full_write, evidence=evidence)
+
+
+def settle_history(ctx: DreamContext, unit: Unit, node: str) -> None:
+    """Date the History entries this run added to ``node`` by the unit's evidence: they held until the
+    oldest daily card of the unit, which they cite (the entry was written at the first edit, maybe
+    before the integrator added the source)."""
+    from ..notes.frontmatter import merge_frontmatter
+    from ..notes.history import VALID_FROM, history, redate, source_dates
+
+    assert ctx.recorder is not None
+    old = ctx.recorder.befores.get(node)
+    first = len(history(old.decode("utf-8", errors="replace"))) if old else 0
+    text = ctx.workspace.read_bytes(node).decode("utf-8", errors="replace")
+    if len(history(text)) <= first:
+        return
+    floor = parse_valid_from(old.decode("utf-8", errors="replace")) if old else ""
+    until = max(min(source_dates(" ".join(f"[[{p}]]" for p in unit.paths)) or [ctx.day]), floor)
+    settled = merge_frontmatter(redate(text, first, until, unit.paths), {VALID_FROM: until})
+    if settled != text:
+        ctx.notes.put(node, settled, full_write=False)
+
+
+def parse_valid_from(text: str) -> str:
+    from ..notes.history import VALID_FROM, flat_meta
+
+    return flat_meta(text).get(VALID_FROM, "")
+
+
+def kept_history(old: str, new: str, day: str) -> str:
+    """``new`` with the statement it replaced in ``old`` kept in History: it held until the newest
+    daily card among the sources this change added (else ``day``)."""
+    from ..notes.frontmatter import merge_frontmatter
+    from ..notes.history import VALID_FROM, keep_history, source_dates
+
+    added = sorted(
+        t for t in link_targets(sources_section(new) or "") - link_targets(old) if t.startswith(SOURCE_LAYERS)
+    )
+    floor = parse_valid_from(old)
+    until = max(min(source_dates(" ".join(f"[[{t}]]" for t in added)) or [day]), floor)
+    result = keep_history(old, new, until=until, evidence=added)
+    return result if result == new else merge_frontmatter(result, {VALID_FROM: until})
 
 
 # ---- the dream catalog ----------------------------------------------------------------------------
@@ -306,6 +392,8 @@ def extractor_prompt(
 
 
 def integrator_prompt(ws: Workspace, unit: Unit, hint: str) -> str:
+    if unit.review:
+        return review_prompt(ws, unit)
     scope = (
         f"specific to the project {', '.join(unit.projects)} (its node is marked with that project by the "
         "dream; keep the project's name in the text)"
@@ -340,15 +428,39 @@ subagent_type "dream-integrator", description "integrate unit <id>", run_in_back
 unit's text (everything between its <unit> tags) as the prompt, verbatim. Launch ALL of them in ONE
 message (parallel Agent calls) and wait for them.
 When every subagent has returned, answer with one JSON line per unit and nothing else:
-{"unit": <id>, "action": "CREATE|CORROBORATE|REFINE|CORRECT", "path": "digest/...", "error": null}
-copying action and path from that subagent's final JSON line; if a subagent failed or gave no such
-line, use "action": null and put the reason in "error".
+{"unit": <id>, "action": "CREATE|CORROBORATE|REFINE|CORRECT|CONFLICT|FIX|SUPERSEDE|KEEP", "path": "digest/...", "error": null}
+copying action and path from that subagent's final JSON line (and, for CONFLICT, its "subject" and
+"values" too); if a subagent failed or gave no such line, use "action": null and put the reason in "error".
 """
 
 
 def coordinator_prompt(prompts: list[tuple[Unit, str]]) -> str:
     blocks = [f'<unit id="{u.id}">\n{p}\n</unit>' for u, p in prompts]
     return f"Integrate these {len(prompts)} units, all in parallel:\n\n" + "\n\n".join(blocks)
+
+
+def review_prompt(ws: Workspace, unit: Unit) -> str:
+    """A stale node's review: what it cites that is gone, and what the project's folder holds now
+    (names only, one folder level, shown as data)."""
+    from .untrusted import one_line
+
+    lines = [
+        f"Unit {unit.id} — STALE REVIEW of {unit.review}",
+        f"Name: {unit.name}",
+        f"Summary: {unit.summary}",
+        f"Project: {', '.join(unit.projects)}",
+        "What the project's working tree holds now near what the node cites (names only):",
+    ]
+    for root in unit.projects.values():
+        cited = stale.citations(ws.read_bytes(unit.review).decode("utf-8", "replace"))
+        for folder, names in stale.nearby_entries(root, cited):
+            shown = ", ".join(one_line(n, 80) for n in names) or "(empty or missing)"
+            lines.append(f"- {one_line(folder or '.', 120)}/: {shown}")
+    lines.append(
+        f"\nRead {unit.review}, search the memory for what replaced the missing file, command or symbol, then "
+        "decide FIX, SUPERSEDE or KEEP as your instructions say, and end with the JSON line."
+    )
+    return "\n".join(lines)
 
 
 # ---- verification -----------------------------------------------------------------------------------
@@ -386,6 +498,8 @@ def verify_unit(
     ws, rec = ctx.workspace, ctx.recorder
     assert rec is not None
     path = str((report or {}).get("path") or "").strip().strip("[]") or None
+    if report and str(report.get("action") or "").upper() == CONFLICT and path not in changed_nodes:
+        return conflict_outcome(ctx, unit, report, path)
     if report and report.get("error") and not path:
         return UnitOutcome(unit, False, error=str(report["error"])[:300])
     candidates = ([path] if path else []) + [n for n in changed_nodes if n != path and n not in claimed]
@@ -416,6 +530,30 @@ def verify_unit(
     if report and report.get("error"):
         why = f"{report['error']}; {why}"
     return UnitOutcome(unit, False, error=why[:300])
+
+
+def conflict_outcome(ctx: DreamContext, unit: Unit, report: dict[str, Any], path: str | None) -> UnitOutcome:
+    """An abstention: the integrator left the digest as it was and named the subject and the values
+    that disagree. Counted as done (its sources are checkpointed) once it names a real node or none,
+    a subject and at least two different values; the contradiction is recorded for ``status``."""
+    subject = " ".join(str(report.get("subject") or "").split())[:200]
+    raw = report.get("values") if isinstance(report.get("values"), list) else []
+    values = list(dict.fromkeys(" ".join(str(v).split())[:200] for v in raw if str(v).strip()))
+    node = path if path and path.startswith("digest/") and ctx.workspace.resolve(path).is_file() else None
+    if not subject or len(values) < 2 or (path and node is None):
+        why = "a CONFLICT needs a subject, two or more different values and an existing digest node (or none)"
+        return UnitOutcome(unit, False, error=why)
+    item = contradictions.entry(
+        ctx.workspace,
+        subject=subject,
+        values=values,
+        node=node,
+        sources=unit.paths,
+        projects=list(unit.projects),
+        date=ctx.day,
+        run="",
+    )
+    return UnitOutcome(unit, True, CONFLICT, node, conflict=item)
 
 
 # ---- stages -------------------------------------------------------------------------------------
@@ -484,6 +622,59 @@ async def _integrate(
     return outcomes
 
 
+async def _keep_true(ctx: DreamContext, date: str, summary: DreamSummary) -> None:
+    """Issue 26: mark the project nodes that cite what their working tree no longer has, have the
+    integrator review a few of them, and keep the list of unresolved contradictions."""
+    summary.stale = stale.mark_stale(ctx, date)
+    reviews = [u for u in (review_unit(ctx, i + 1, p) for i, p in enumerate(summary.stale[:MAX_REVIEWS])) if u]
+    if reviews:
+        reports = await _integrate_batch(ctx, reviews, "", summary)
+        for u in reviews:
+            summary.reviewed.append(verify_review(ctx, u, reports.get(u.id) or {}, date))
+    landed = set()
+    for n in summary.nodes:
+        try:
+            text = ctx.workspace.read_bytes(n["path"]).decode("utf-8", "replace")
+            landed |= link_targets(sources_section(text) or "")
+        except ReMeError:
+            continue
+    kept = contradictions.open_ones(ctx.workspace, contradictions.load(ctx.workspace), landed)
+    if kept or summary.conflicts:
+        contradictions.save(ctx.workspace, kept + summary.conflicts)
+
+
+def review_unit(ctx: DreamContext, number: int, node: str) -> Unit | None:
+    """The review of one stale node, or None when its project's folder is unknown."""
+    from ..notes.frontmatter import parse_note
+    from ..notes.history import STALE
+
+    meta = parse_note(ctx.workspace.read_bytes(node).decode("utf-8", errors="replace")).meta
+    projects = stale.project_roots(ctx, meta.get("project"))
+    if not projects:
+        return None
+    bucket = node.split("/")[1] if node.count("/") >= 2 else "wiki"
+    name = str(meta.get("name") or node)
+    return Unit(number, name, bucket, f"Stale: {meta.get(STALE)}", [], "project", projects, review=node)
+
+
+def verify_review(ctx: DreamContext, unit: Unit, report: dict[str, Any], date: str) -> dict[str, str]:
+    """From the file, not the words: superseded, or its citations all there again (fixed, or the missing
+    ones kept with a reason in ``stale_kept``) — then the stale mark goes."""
+    from ..notes.history import STALE_KEPT, flat_meta, note_status
+
+    node = unit.review
+    text = ctx.workspace.read_bytes(node).decode("utf-8", errors="replace")
+    if note_status(text, today=date).state == "superseded":
+        stale.clear_mark(ctx, node)
+        return {"path": node, "action": "SUPERSEDE", "error": ""}
+    missing = stale.refresh(ctx, node, unit.projects, date)
+    if missing == []:
+        action = "KEEP" if flat_meta(text).get(STALE_KEPT) else "FIX"
+        return {"path": node, "action": action, "error": ""}
+    why = str(report.get("error") or "") or f"still stale: {stale.reason(missing or [])}"
+    return {"path": node, "action": "", "error": why[:300]}
+
+
 def _write_topics(ctx: DreamContext, opts: DreamOptions, date: str, candidates: list[interests.Topic]) -> int:
     ws = ctx.workspace
     rel = interests.interests_path(date)
@@ -531,7 +722,7 @@ async def _run_locked(base: Context, opts: DreamOptions, date: str) -> DreamSumm
     run_id = gitlog.new_run_id()
     recorder = gitlog.ChangeRecorder(ws)
     recorder.snapshot(["digest"])
-    ctx = DreamContext(ws, base.config, agents=base.agents, recorder=recorder)
+    ctx = DreamContext(ws, base.config, agents=base.agents, recorder=recorder, day=date)
     ctx._index = base._index  # share an already open index
     summary = DreamSummary(run=run_id, date=date)
     catalog = load_catalog(ws)
@@ -561,6 +752,9 @@ async def _run_locked(base: Context, opts: DreamOptions, date: str) -> DreamSumm
             outcomes = await _integrate(ctx, units, opts, summary) if units else []
             failed_paths: set[str] = set()
             for out in outcomes:
+                if out.ok and out.conflict is not None:  # abstained: recorded, its sources checkpointed
+                    summary.conflicts.append(dict(out.conflict, run=run_id))
+                    continue
                 if out.ok:
                     key = {
                         "CREATE": "created",
@@ -572,6 +766,7 @@ async def _run_locked(base: Context, opts: DreamOptions, date: str) -> DreamSumm
                     summary.nodes.append({"path": out.path or "", "action": out.action or "", "unit": out.unit.name})
                     if out.path:
                         mark_project(ctx, out.unit, out.path, summary)
+                        settle_history(ctx, out.unit, out.path)
                 else:
                     summary.failed += 1
                     failed_paths |= set(out.unit.paths)
@@ -582,6 +777,7 @@ async def _run_locked(base: Context, opts: DreamOptions, date: str) -> DreamSumm
                 if rel not in failed_paths:
                     catalog_before[rel] = catalog.get(rel)
                     catalog[rel] = dict(entry, dreamed=run_id)
+        await _keep_true(ctx, date, summary)
         save_catalog(ws, catalog)
     except ReMeError as exc:
         summary.error = str(exc)

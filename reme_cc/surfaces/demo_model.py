@@ -220,6 +220,7 @@ class ScriptedModel:
                             "action": report.get("action"),
                             "path": report.get("path"),
                             "error": report.get("error"),
+                            **{k: report[k] for k in ("subject", "values") if k in report},  # a CONFLICT's
                         }
                     )
                 )

@@ -8,6 +8,7 @@ that starts like a header escaped."""
 
 from __future__ import annotations
 
+import datetime as _dt
 import re
 from dataclasses import asdict, fields
 from typing import Any, get_type_hints
@@ -38,18 +39,20 @@ def _model_of(shape: type, name: str, **changes: Any) -> type[BaseModel]:
 # what the tools add to an index record: its projects as names ([] = a general note) and its workspace
 # ("personal", or "team": the repository's shared .reme/, its path relative to that)
 _SCOPE = {"project": (list[str], []), "workspace": (str, "personal")}
-HitOut = _model_of(Hit, "HitOut", **_SCOPE)
+# and whether the note still holds (notes/history.note_status): "current", "superseded" or "stale", and why
+_STATUS = {"status": (str, "current"), "status_note": (str, "")}
+HitOut = _model_of(Hit, "HitOut", **_SCOPE, **_STATUS)
 NodeOut = _model_of(NodeHit, "NodeOut", **_SCOPE)
 
 
-def _scoped_out(model: type[BaseModel], s: Any) -> Any:
+def _scoped_out(model: type[BaseModel], s: Any, **extra: Any) -> Any:
     """A tools.recall_scope.Scoped record as ``model`` (HitOut, NodeOut)."""
-    return model.model_validate({**asdict(s.hit), "project": s.names, "workspace": s.workspace})
+    return model.model_validate({**asdict(s.hit), "project": s.names, "workspace": s.workspace, **extra})
 
 
 class SearchParams(Params):
     query: str = Field(description="What to look for: words, a name, a question (Chinese or English).")
-    limit: int = Field(5, description="How many chunks to return (1-100).")
+    limit: int = Field(5, description="How many notes to return (1-100), or chunks with chunks=true.")
     min_score: float = Field(
         0.0, description="Drop results whose fused score is below this (fused RRF scores are ~0.005-0.035)."
     )
@@ -57,6 +60,16 @@ class SearchParams(Params):
     end_date: str | None = Field(None, description="Only files dated on/before this day (YYYY-MM-DD, inclusive).")
     folder: str | None = Field(None, description="Only files under this folder, e.g. digest or daily/2026-06-20.")
     project: str | None = Field(None, description=PROJECT_HELP)
+    chunks: bool = Field(
+        False,
+        description="Return the best chunks even when several are of one note (default: one hit per note, "
+        "its best chunk, the note's other matching lines listed under it).",
+    )
+    as_of: str | None = Field(
+        None,
+        description="What memory said on this day (YYYY-MM-DD): notes that held then, a corrected node's "
+        "statement of that time (from its History); later daily notes and superseded-before facts left out.",
+    )
 
 
 class SearchResult(ToolResult):
@@ -93,6 +106,8 @@ def _hit_block(h: Any) -> str:  # a HitOut
         + (f" {TEAM_LABEL}" if team else "")
         + f" {HEADER_MARK}",
         f"project: {one_line(label(h.project))}",
+        *([f"also matches lines: {', '.join(f'{a}-{b}' for a, b in h.also)}"] if h.also else []),
+        *([f"status: {one_line(h.status_note, 300)}"] if h.status != "current" else []),
         _HEADER_LIKE.sub("\\\\", text_block(h.text.rstrip("\n"))),
     ]
     for arrow, kind, links, total in (
@@ -136,30 +151,107 @@ def search(ctx: Context, params: SearchParams) -> SearchResult:
 
     warnings: list[str] = []
     counts: dict[str, int] = {}
+    as_of = _as_of(params.as_of)
+    labels: dict[int, tuple[str, str]] = {}  # id(hit) -> (status, why)
 
     def ask(c: Context, tier_of: Any) -> list[Any]:
         resp = c.index.search(
             params.query,
-            params.limit,
+            min(100, params.limit * 4) if as_of else params.limit,  # room for what did not hold then
             params.min_score,
             params.start_date,
             params.end_date,
             params.folder,
             tier_of=tier_of,
+            chunks=params.chunks,
         )
         warnings.extend(w for w in resp.warnings if w not in warnings)
         for k, v in resp.counts.items():
             counts[k] = counts.get(k, 0) + v
-        return resp.results
+        return labelled(c, resp.results, as_of, labels)
 
     hits, _here, notes = scoped(ctx, params.project, params.limit, ask)
-    results = [_scoped_out(HitOut, s) for s in hits]
+    results = [_scoped_out(HitOut, s, **_label_fields(labels.get(id(s.hit)))) for s in hits]
+    results.sort(key=lambda h: h.status == "superseded")  # the current statement first (stable)
     counts["returned"] = len(results)
     if not results and ctx.index.chunk_total() == 0:
         from .system import EMPTY
 
         notes = [EMPTY, *notes]  # "no results" alone would read as "nothing matched"
     return SearchResult(results=results, counts=counts, warnings=warnings + notes)
+
+
+def _as_of(day: str | None) -> str | None:
+    from ..base.errors import InvalidInputError
+
+    if not day:
+        return None
+    try:
+        return _dt.date.fromisoformat(day.strip()).isoformat()
+    except ValueError:
+        raise InvalidInputError(f"search: as_of {day!r} is not a date; write it YYYY-MM-DD, e.g. 2026-06-20") from None
+
+
+def _label_fields(label: tuple[str, str] | None) -> dict[str, str]:
+    return {"status": label[0], "status_note": label[1]} if label else {}
+
+
+def labelled(c: Context, hits: list[Hit], as_of: str | None, labels: dict[int, tuple[str, str]]) -> list[Hit]:
+    """Each Markdown hit's status (current, superseded, stale: notes/history.note_status; a hit inside
+    a node's History is an earlier statement); with ``as_of``, only what held that day, a corrected
+    node's hit showing the statement of that time."""
+    from ..base.errors import ReMeError
+    from ..notes import history
+
+    out = []
+    seen: set[str] = set()  # as of a day, one hit per node: its statement of that day
+    for h in hits:
+        if not h.path.endswith(".md"):
+            out.append(h)
+            continue
+        try:
+            text = c.workspace.read_bytes(h.path).decode("utf-8", errors="replace")
+        except ReMeError:
+            out.append(h)
+            continue
+        span = history.history_lines(text)
+        if as_of:
+            h = _as_it_was(h, text, as_of, span)
+            if h is None or h.path in seen:
+                continue
+            if h.path.startswith("digest/"):
+                seen.add(h.path)
+        status = history.note_status(text)
+        if as_of and h.path.startswith("digest/"):
+            said = history.statement_as_of(text, as_of)
+            now = history.statement(text)
+            labels[id(h)] = ("current", "") if said == now else ("superseded", f"as of {as_of}; changed since")
+        elif span and span[0] <= h.start_line and h.end_line <= span[1]:
+            why = "an earlier statement, kept in the note's History; the current one is above it"
+            labels[id(h)] = ("superseded", why)
+        elif status.state != "current":
+            labels[id(h)] = (status.state, status.label())
+        out.append(h)
+    return out
+
+
+def _as_it_was(h: Hit, text: str, day: str, span: tuple[int, int] | None) -> Hit | None:
+    """The hit as memory held it on ``day``: None for a daily note written later or a digest node that
+    did not hold then; a digest node's text replaced by its statement of that day."""
+    from dataclasses import replace
+
+    from ..notes import history
+
+    m = re.match(r"daily/(\d{4}-\d{2}-\d{2})/", h.path)
+    if m:
+        return h if m.group(1) <= day else None
+    if not h.path.startswith("digest/"):
+        return h
+    said = history.statement_as_of(text, day)
+    if said is None:
+        return None
+    in_history = span is not None and span[0] <= h.start_line
+    return h if said == history.statement(text) and not in_history else replace(h, text=f"(as of {day}) {said}")
 
 
 class NodeSearchParams(Params):

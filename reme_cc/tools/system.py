@@ -86,6 +86,16 @@ class StatusResult(ToolResult):
                 "not searchable, other hard links (the file may be anywhere on the disk; put a copy there "
                 f"instead of a link): {', '.join(s['hard_linked'])}"
             )
+        from ..memory.untrusted import one_line
+
+        for c in s.get("contradictions") or []:  # the dream's, not resolved from evidence (issue 26)
+            lines.append(
+                f"contradiction ({c.get('date')}): {one_line(str(c.get('subject')), 120)} = "
+                + " | ".join(one_line(str(v), 80) for v in c.get("values") or [])
+                + f" — in {one_line(str(c.get('node') or 'no node yet'))}, sources "
+                + ", ".join(one_line(str(p)) for p in c.get("sources") or [])
+                + " (edit the node to say which holds; the next dream drops it)"
+            )
         usage = s.get("usage") or {}
         for agent, row in sorted((k, v) for k, v in usage.items() if isinstance(v, dict)):
             cap = ""
@@ -94,6 +104,13 @@ class StatusResult(ToolResult):
             lines.append(f"today {usage.get('date')}: {agent} {row['runs']} runs, {row['tokens']} tokens{cap}")
         lines += [f"FAILING: {f['line']}" for f in s.get("failures") or []]
         return "\n".join(lines)
+
+
+def open_contradictions(ws: Any) -> list[dict[str, Any]]:
+    """The dream's unresolved contradictions (memory/contradictions.py) whose node is unchanged since."""
+    from ..memory import contradictions
+
+    return contradictions.open_ones(ws, contradictions.load(ws))
 
 
 def _trusted(project: dict[str, Any]) -> str:
@@ -156,6 +173,7 @@ def status(ctx: Context, params: NoParams) -> StatusResult:
         status={
             **ctx.index.status(),
             "usage": usage_today(ctx.workspace, ctx.config),
+            "contradictions": open_contradictions(ctx.workspace),
             "failures": [dict(vars(f), cause=f.cause, fix=f.fix, line=f.line()) for f in current(ctx.workspace)],
             # after the index's status, which walked: names it refused, shown escaped
             "refused_names": {one_line(p): why for p, why in refused(ctx.workspace.root).items()},
