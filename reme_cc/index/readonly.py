@@ -101,3 +101,17 @@ def known_projects(conn: sqlite3.Connection) -> dict[str, str]:
         if isinstance(name, str) and name and name not in out:
             out[name] = root
     return out
+
+
+def catalog_rows(conn: sqlite3.Connection) -> list[tuple[str, str, str, str | None, str | None]]:
+    """(path, name, description, extra JSON, date) of every catalogued file, in path order: the memory
+    viewer's listings (surfaces/view)."""
+    return [
+        (r[0], r[1] or "", r[2] or "", r[3], r[4])
+        for r in conn.execute("SELECT path, name, description, extra, date FROM files ORDER BY path")
+    ]
+
+
+def resolved_links(conn: sqlite3.Connection) -> list[tuple[str, str]]:
+    """(source, resolved path) of every link that resolves to a file: the viewer's graph."""
+    return conn.execute("SELECT source, resolved_path FROM links WHERE resolved_path IS NOT NULL").fetchall()
