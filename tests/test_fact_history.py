@@ -1,11 +1,13 @@
 """Facts that change keep their history (issue 26, 2): a corrected statement is kept, dated, in the
 node's History by the dream's note service; search shows the current statement first, labels the
 superseded ones and answers ``as_of``; the dream records contradictions it cannot resolve instead of
-picking one and ``status`` lists them. The lifecycle with the real Claude CLI and the scripted model
-is in tests/test_lifecycle_e2e.py."""
+picking one and ``status`` lists them. The last test is the lifecycle through the real Claude CLI
+and the scripted model: supersession, abstention, persistence across restarts and re-indexing,
+provenance."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 
 import pytest
@@ -152,6 +154,7 @@ def test_search_labels_superseded_and_answers_as_of(ctx):
     then = search(ctx, "event store", as_of="2026-06-10")
     by_path = {h.path: h for h in then.results}
     assert "Postgres 15" in by_path[NODE].text and by_path[NODE].status == "superseded"
+    assert by_path[NODE].status_note == "superseded since 2026-06-21: what this note said on 2026-06-10"
     assert "digest/wiki/event-store-postgres-tuning.md" in by_path  # it held then
     assert by_path["digest/wiki/event-store-postgres-tuning.md"].status == "current"
     assert not any(p.startswith(("daily/2026-06-21", "daily/2026-06-24")) for p in by_path)  # written later
@@ -205,3 +208,146 @@ def test_conflict_is_recorded_not_picked_and_status_lists_it(ctx):
     ctx.notes.replace_text(NODE, "Postgres 15", "SQLite")
     assert all_tools()["status"].run(ctx, {}).status["contradictions"] == []
     assert json.loads(ws.read_bytes(contradictions.FILE))["contradictions"]  # the next dream prunes the file
+
+
+# ---- the lifecycle: a real dream, the real CLI, the scripted model ------------------------------------
+DEPLOY = "digest/procedure/deploy.md"
+CARDS = {
+    "daily/2026-06-02/db.md": "Picked Postgres 15 for the event store.",
+    "daily/2026-06-02/deploy.md": "Deployed with make release.",
+    MOVE: "Moved the event store from Postgres to SQLite (WAL) today; Postgres is gone.",
+    "daily/2026-06-21/ship.md": "Deployed with make ship.",
+    "daily/2026-06-21/release.md": "Deployed with make release, as always.",
+}
+
+
+def recorded(ws) -> None:
+    """Cards as the recorder writes them: each leads back to its session copy."""
+    for i, (rel, body) in enumerate(CARDS.items()):
+        session = f"session/claude_code/s{i}.jsonl"
+        ws.write_bytes(session, json.dumps({"type": "user", "message": {"content": body}}).encode() + b"\n")
+        ws.write_text(rel, f"---\nname: {rel}\ndescription: card\nsource_conversation: '[[{session}]]'\n---\n{body}\n")
+    ws.write_text(NODE, OLD)
+    ws.write_text(
+        DEPLOY,
+        "---\nname: Deploy\ndescription: how to deploy\n---\nDeploy with `make release`.\n\n"
+        "## Sources\n- [[daily/2026-06-02/deploy.md]]\n",
+    )
+
+
+def provenance(ws) -> list[str]:
+    """Every digest statement, current or past, must lead to daily cards that lead to a session copy:
+    the problems found."""
+    from reme_cc.notes.evidence import link_targets, sources_section
+
+    problems = []
+    for p in sorted((ws.root / "digest").rglob("*.md")):
+        rel = p.relative_to(ws.root).as_posix()
+        text = p.read_text()
+        cited = link_targets(sources_section(text) or "") | link_targets(text.partition("## History")[2])
+        cards = [t for t in cited if t.startswith("daily/")]
+        if not cards:
+            problems.append(f"{rel}: no daily card")
+        for c in cards:
+            if not (ws.root / c).is_file():
+                problems.append(f"{rel}: {c} missing")
+                continue
+            session = str(parse_note((ws.root / c).read_text()).meta.get("source_conversation", "")).strip("[]")
+            if not session or not (ws.root / session).is_file():
+                problems.append(f"{c}: no session copy")
+    return problems
+
+
+@pytest.mark.e2e
+@pytest.mark.timeout(240)
+def test_lifecycle_supersession_abstention_restart_provenance(ctx, tmp_path, monkeypatch):
+    from support.claude_cli import sdk_env
+    from support.dream_script import T, extractor_turn, final, script_dream
+    from support.fake_api import FakeAPI, text as say, tool_use
+
+    ws = ctx.workspace
+    recorded(ws)
+    units = [
+        {"name": "Event store", "bucket": "wiki", "summary": "now SQLite, was Postgres", "paths": [MOVE]},
+        {
+            "name": "Deploy command",
+            "bucket": "procedure",
+            "summary": "make ship or make release?",
+            "paths": ["daily/2026-06-21/ship.md", "daily/2026-06-21/release.md"],
+        },
+    ]
+    conflict = {
+        "action": "CONFLICT",
+        "path": DEPLOY,
+        "subject": "the deploy command",
+        "values": ["make ship", "make release"],
+    }
+    plans = {
+        "Event store": [
+            tool_use(T + "search", {"query": "event store", "folder": "digest"}),
+            tool_use(
+                T + "edit", {"path": NODE, "old_text": "runs on Postgres 15.", "new_text": "runs on SQLite (WAL)."}
+            ),
+            tool_use(
+                T + "edit",
+                {
+                    "path": NODE,
+                    "old_text": "[[daily/2026-06-02/db.md]].",
+                    "new_text": f"[[daily/2026-06-02/db.md]].\n- Moved in [[{MOVE}]].",
+                },
+            ),
+            final("CORRECT", NODE),
+        ],
+        "Deploy command": [
+            tool_use(T + "read", {"path": DEPLOY}),
+            say("Same day, two commands, nothing says which holds.\n" + json.dumps(conflict)),
+        ],
+    }
+    with FakeAPI() as api:
+        for k, v in sdk_env(api, tmp_path / "home").items():
+            monkeypatch.setenv(k, v)
+        monkeypatch.setenv("REME_AGENT_RETRIES", "0")
+        script_dream(api, extractions=[extractor_turn(units)], plans=plans)
+        summary = asyncio.run(
+            dream.run_dream(ctx, dream.DreamOptions(date="2026-06-21", resources=False, concurrency=2))
+        )
+    assert summary.error is None and (summary.corrected, summary.failed) == (1, 0), summary.text()
+
+    # supersession: the old fact kept, dated, linked to what replaced it; the new one is the statement
+    text = ws.read_bytes(NODE).decode()
+    assert "SQLite (WAL)" in history.statement(text) and "Postgres 15" not in history.statement(text)
+    (past,) = history.history(text)
+    assert (past.since, past.until, past.statement) == (
+        "2026-06-02",
+        "2026-06-21",
+        "The event store runs on Postgres 15.",
+    )
+    assert str(parse_note(text).meta["valid_from"]) == "2026-06-21"
+    # abstention: the deploy node untouched, the contradiction recorded and listed, its cards checkpointed
+    assert (
+        "Deploy with `make release`." in ws.read_bytes(DEPLOY).decode()
+        and "History" not in ws.read_bytes(DEPLOY).decode()
+    )
+    (c,) = summary.conflicts
+    assert (c["subject"], c["values"], c["node"]) == ("the deploy command", ["make ship", "make release"], DEPLOY)
+    assert "CONFLICT    the deploy command: make ship | make release" in summary.text()
+    assert {"daily/2026-06-21/ship.md", "daily/2026-06-21/release.md"} <= set(dream.load_catalog(ws))
+    assert "the deploy command = make ship | make release" in all_tools()["status"].run(ctx, {}).text()
+    # provenance: every statement, current or past, leads to a daily card and its session
+    assert provenance(ws) == []
+
+    # persistence: a new process, the index rebuilt from the files
+    ctx.close()
+    again = Context(ws, Config.load(ws.root))
+    try:
+        all_tools()["reindex"].run(again, {})
+        res = search(again, "event store Postgres")
+        node_hits = [h for h in res.results if h.path == NODE]
+        assert node_hits and node_hits[0].status == "current" and "SQLite" in node_hits[0].text
+        then = search(again, "event store", as_of="2026-06-10")
+        assert "Postgres 15" in next(h for h in then.results if h.path == NODE).text
+        assert [x["subject"] for x in all_tools()["status"].run(again, {}).status["contradictions"]] == [
+            "the deploy command"
+        ]
+    finally:
+        again.close()

@@ -34,6 +34,7 @@ WRITERS = {
     "reme_cc.memory.gitlog.save_run": "a dream's change list and before-copies in metadata/dream/",
     "reme_cc.memory.gitlog.undo_last_run": "the change list marked undone",
     "reme_cc.memory.dream.save_catalog": "metadata/dream/catalog.json",
+    "reme_cc.memory.contradictions.save": "metadata/dream/contradictions.json (the dream's unresolved contradictions)",
     "reme_cc.memory.dream_trigger.touch": "the automatic dream's stamp",
     "reme_cc.memory.resource.save_catalog": "the resource catalog",
     "reme_cc.memory.failures._write": "metadata/failures.json",

@@ -214,8 +214,8 @@ def kept(text: str, missing: list[Missing]) -> list[Missing]:
 
 def reason(missing: list[Missing]) -> str:
     """The ``stale`` value: what is gone, in one line."""
-    shown = "; ".join(m.why for m in missing[:3])
-    return shown + (f"; and {len(missing) - 3} more" if len(missing) > 3 else "")
+    whys = list(dict.fromkeys(m.why for m in missing))  # a gone file cited as a path and a symbol: once
+    return "; ".join(whys[:3]) + (f"; and {len(whys) - 3} more" if len(whys) > 3 else "")
 
 
 def stale_now(text: str, root: str | Path, *, deadline: float | None = None) -> list[Missing]:

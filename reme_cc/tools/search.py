@@ -139,8 +139,7 @@ def _neighbor(n: Neighbor, workspace: str) -> str:
 @tool(
     "search",
     "Search the ReMe long-term memory (daily notes, digest nodes, resources) by meaning and by keyword "
-    "(hybrid vector + BM25). Returns the best notes (each its best chunk with path:lines and scores, "
-    "other matching lines listed), plus each "
+    "(hybrid vector + BM25). Returns the best chunks with path:lines and scores, plus each "
     "hit's linked notes (outlinks →, inlinks ←) by name and description only; read a path to see more. "
     "Filter by start_date/end_date (YYYY-MM-DD) and folder.",
     read_only=True,
@@ -226,7 +225,9 @@ def labelled(c: Context, hits: list[Hit], as_of: str | None, labels: dict[int, t
         if as_of and h.path.startswith("digest/"):
             said = history.statement_as_of(text, as_of)
             now = history.statement(text)
-            labels[id(h)] = ("current", "") if said == now else ("superseded", f"as of {as_of}; changed since")
+            until = min((p.until for p in history.history(text) if p.until > as_of), default="")
+            then = ("superseded", f"superseded since {until}: what this note said on {as_of}")
+            labels[id(h)] = ("current", "") if said == now else then
         elif span and span[0] <= h.start_line and h.end_line <= span[1]:
             why = "an earlier statement, kept in the note's History; the current one is above it"
             labels[id(h)] = ("superseded", why)
