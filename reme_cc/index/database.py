@@ -104,3 +104,30 @@ def open_rw(metadata: Path) -> sqlite3.Connection:
     conn = catalog.open_db(metadata / catalog.DB_NAME, timeout=10.0, isolation_level=None, check_same_thread=False)
     conn.execute("PRAGMA busy_timeout=10000")
     return conn
+
+
+def scrub(db: Database) -> bool:
+    """After ``forget`` (rows already replaced through the writer): nothing of the text stays in the
+    database's pages or derived files -- orphan embeddings and their log rows go, FTS5 merges its
+    segments (deleted terms live on in old ones), VACUUM rewrites the file without free pages, the
+    write-ahead log is truncated, and the BM25 snapshot and the shared vector files are deleted (each
+    process rebuilds them from the database). Under the writers' lock. False when a reader kept the
+    log from being truncated."""
+    if db.mode != "rw":
+        raise ReMeError("the index is read-only here: forget cannot scrub it; run it where the workspace is writable")
+    with db.writer, db.lock:
+        conn = db.conn
+        conn.execute("PRAGMA secure_delete=ON")
+        with catalog.transaction(conn):
+            for table in ("embeddings", "vector_log"):
+                conn.execute(f"DELETE FROM {table} WHERE hash NOT IN (SELECT hash FROM chunks)")
+            for fts in ("chunks_fts", "nodes_fts"):
+                conn.execute(f"INSERT INTO {fts}({fts}) VALUES('optimize')")
+            catalog.bump_generation(conn)
+        conn.execute("VACUUM")
+        busy = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+        for pattern in ("bm25-*.npz", "vectors-*"):
+            for path in db.metadata.glob(pattern):
+                with contextlib.suppress(OSError):
+                    path.unlink()
+    return busy == 0

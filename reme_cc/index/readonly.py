@@ -115,3 +115,28 @@ def catalog_rows(conn: sqlite3.Connection) -> list[tuple[str, str, str, str | No
 def resolved_links(conn: sqlite3.Connection) -> list[tuple[str, str]]:
     """(source, resolved path) of every link that resolves to a file: the viewer's graph."""
     return conn.execute("SELECT source, resolved_path FROM links WHERE resolved_path IS NOT NULL").fetchall()
+
+
+def pinned_notes(conn: sqlite3.Connection, limit: int = 50) -> list[str]:
+    """Notes whose frontmatter pins them (notes/pinned.py), in path order."""
+    import json
+
+    from ..notes.pinned import PINNED_KEY, is_pinned
+
+    rows = conn.execute(
+        "SELECT path, extra FROM files WHERE json_valid(extra) AND json_type(extra, ?) IS NOT NULL ORDER BY path",
+        (f"$.{PINNED_KEY}",),
+    )
+    return [path for path, extra in rows if is_pinned(json.loads(extra))][:limit]
+
+
+def chunks_holding(conn: sqlite3.Connection, text: str | None, paths: list[str] = ()) -> list[tuple[str, int]]:
+    """(path, chunks) of the files whose chunks hold ``text`` (ASCII case ignored), or of ``paths``
+    when ``text`` is None: what ``forget`` finds in the index."""
+    if text is None:
+        marks = ",".join("?" * len(paths))
+        sql = f"SELECT path, COUNT(*) FROM chunks WHERE path IN ({marks}) GROUP BY path ORDER BY path"
+        return conn.execute(sql, list(paths)).fetchall()
+    like = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+    sql = "SELECT path, COUNT(*) FROM chunks WHERE text LIKE ? ESCAPE '\\' GROUP BY path ORDER BY path"
+    return conn.execute(sql, (like,)).fetchall()

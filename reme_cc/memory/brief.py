@@ -38,6 +38,7 @@ from .project import Preference, detect, find_root
 from .team import TEAM_DIR, locate
 
 MAX_NODES = 6
+PINNED_SCORE = 2.0  # a pinned note's relevance before any other signal (a node citing the project's cards: 2.0+)
 RECENT_DAYS = 14
 _GENERIC = {
     "main",
@@ -113,11 +114,14 @@ def relevant_nodes(
             scores[src] = scores.get(src, 0.0) + 2.0 + min(n, 5) * 0.2
     for rank, path in enumerate(readonly.node_matches(conn, terms)):
         scores[path] = scores.get(path, 0.0) + 1.0 / (1 + rank)
+    pinned = set(readonly.pinned_notes(conn))
+    for path in pinned:  # the user pinned them: always candidates, as strong as a node citing the project
+        scores[path] = scores.get(path, 0.0) + PINNED_SCORE
     best = sorted(scores, key=lambda p: -scores[p])[: MAX_NODES * 3]
     out = []
     for path in best:
         row = readonly.summary(conn, path)
-        if row is None or not path.startswith("digest/"):
+        if row is None or not (path.startswith("digest/") or path in pinned):
             continue
         tier = pref.tier(_project_value(row[2])) if pref else 0
         if tier is not None:

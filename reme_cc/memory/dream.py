@@ -26,7 +26,9 @@ import time
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ..base.errors import InvalidInputError, LockedError, ReMeError
+from ..base.errors import ConflictError, InvalidInputError, LockedError, ReMeError
+from ..notes.frontmatter import parse_note
+from ..notes.pinned import dropped_lines, is_pinned
 from ..notes.evidence import SOURCE_LAYERS, link_targets, sources_section
 from ..notes.store import Change, NoteStore, Written
 from ..base.workspace import DIGEST_BUCKETS, Workspace
@@ -181,6 +183,44 @@ class HistoryKeepingNotes(NoteStore):
             return new if old is None or new is None else kept_history(old, new, self.day)
 
         return super().update(norm, with_history, full_write=full_write, evidence=evidence)
+
+
+class KeepPinned(HistoryKeepingNotes):
+    """A pinned note (notes/pinned.py) keeps its text through a dream: a change may add to it, never
+    drop one of its lines or its pin, and it is never moved or deleted; the agent is told why."""
+
+    def update(self, rel: str, change: Change, **options: Any) -> Written:
+        def kept(old: str | None) -> str | None:
+            new = change(old)
+            if old is not None and new is not None:
+                note = parse_note(old)
+                if is_pinned(note.meta):
+                    dropped = dropped_lines(note.body, new)
+                    if dropped or not is_pinned(parse_note(new).meta):
+                        what = json.dumps(dropped[0][:80], ensure_ascii=False) if dropped else "its pin"
+                        raise ConflictError(
+                            f"{rel} is pinned by the user: keep every line of it and its `pinned: true` "
+                            f"(this change drops {what}); add what is new or corrected as new lines instead"
+                        )
+            return new
+
+        return super().update(rel, kept, **options)
+
+    def move(self, src: str, dst: str, **options: Any) -> Any:
+        self._refuse_pinned(src, "moves")
+        return super().move(src, dst, **options)
+
+    def delete(self, rel: str, **options: Any) -> Any:
+        self._refuse_pinned(rel, "deletes")
+        return super().delete(rel, **options)
+
+    def _refuse_pinned(self, rel: str, what: str) -> None:
+        try:
+            text = self.ws.read_bytes(rel).decode("utf-8", errors="replace")
+        except ReMeError:
+            return  # a folder or no file: the store says what is wrong
+        if is_pinned(parse_note(text).meta):
+            raise ConflictError(f"{rel} is pinned by the user: a dream never {what} it; add to it instead")
 
 
 def settle_history(ctx: DreamContext, unit: Unit, node: str) -> None:

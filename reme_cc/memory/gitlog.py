@@ -143,6 +143,11 @@ def git_commit(ws: Workspace, paths: list[str], message: str, run_id: str) -> st
     return _commit(ws, paths, f"{message}\n\n{TRAILER}: {run_id}")
 
 
+def commit_paths(ws: Workspace, paths: list[str], message: str) -> str | None:
+    """Commit exactly ``paths`` with ``message`` (forget's own commit); None when git ignores them all."""
+    return _commit(ws, paths, message)
+
+
 def _commit(ws: Workspace, paths: list[str], message: str) -> str | None:
     if not paths:
         return None

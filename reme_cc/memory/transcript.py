@@ -396,7 +396,7 @@ def _copy_one(
             if main and is_conversational(entry):
                 result.messages += 1
         if out:
-            dest_size = _append(dest, b"".join(out))
+            dest_size = _append(dest, b"".join(without_forgotten(out)))
             result.files.append(dest_rel)
         new = {
             "path": str(src),
@@ -411,6 +411,24 @@ def _copy_one(
         return new != prev
     finally:
         os.close(fd)
+
+
+# the /reme-forget command as the transcript records it: its argument is what the user makes memory forget
+_FORGET_ARGS = re.compile(rb"<command-name>/(?:reme:)?reme-forget</command-name>.*?<command-args>(.*?)</command-args>")
+FORGOTTEN = b"[FORGOTTEN]"
+
+
+def without_forgotten(lines: list[bytes]) -> list[bytes]:
+    """Copied lines of a turn that ran /reme-forget, its argument replaced in all of them (the prompt,
+    the skill's text, the commands and their output): the copy must not bring back what the command
+    removes. The turn is copied at its Stop; a turn split over two copies keeps the text in the first."""
+    found = {m.group(1).strip() for line in lines for m in _FORGET_ARGS.finditer(line)}
+    for text in sorted(found, key=len, reverse=True):
+        for form in (text, text.strip(b"'"), text.removeprefix(b'\\"').removesuffix(b'\\"')):
+            if len(form) >= 4:  # as forget itself: a shorter text would match everywhere
+                pat = re.compile(re.escape(form), re.IGNORECASE)
+                lines = [pat.sub(FORGOTTEN, line) for line in lines]
+    return lines
 
 
 def _parse(line: bytes) -> dict[str, Any] | None:

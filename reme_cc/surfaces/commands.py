@@ -27,6 +27,8 @@ def register_cli(subparsers: Any) -> None:
     _register_trust(subparsers)
     _register_embed(subparsers)
     _register_env(subparsers)
+    _register_forget(subparsers)
+    _register_pin(subparsers)
 
 
 # ---- share
@@ -227,3 +229,92 @@ def _register_env(subparsers: Any) -> None:
     p = subparsers.add_parser("env", help="the plugin's own Python environment: status or rebuild")
     p.add_argument("--rebuild", action="store_true", help="build it again now")
     p.set_defaults(func=lambda args: bootstrap.main(["--rebuild"] if args.rebuild else ["--status"]))
+
+
+# ---- forget
+def _cmd_forget(args: Any) -> int:
+    from ..memory.context import Context
+    from ..memory.forget import NOT_WRITTEN, forget, plan_forget
+
+    ctx = Context.open(getattr(args, "workspace", None))
+    try:
+        plan = plan_forget(ctx, args.what)
+        found = bool(plan.places or plan.commits)
+        write = found and args.yes and not args.dry_run
+        if not write and found and not args.dry_run and not getattr(args, "json", False):
+            print(plan.preview())
+            if not sys.stdin or not sys.stdin.isatty():
+                print(
+                    "nothing written: check the places above, then run the same command with --yes to forget it",
+                    file=sys.stderr,
+                )
+                return NOT_WRITTEN
+            write = input("Forget it in every place above? [y/N] ").strip().lower() in ("y", "yes")
+        result = forget(ctx, plan, history=args.purge_history, force_remote=args.force_remote) if write else None
+        if getattr(args, "json", False):
+            out = dataclasses.asdict(result) if result else {"plan": dataclasses.asdict(plan)}
+            print(json.dumps({"written": result is not None, **out}, ensure_ascii=False, indent=2))
+        elif result is None:
+            print(plan.preview() + ("\ndry run: nothing written" if found else ""))
+        else:
+            print(result.text())
+        if result is None:
+            return NOT_WRITTEN if found and not args.dry_run else 0
+        return 1 if result.left or plan.blockers else 0
+    finally:
+        ctx.close()
+
+
+def _register_forget(subparsers: Any) -> None:
+    p = subparsers.add_parser(
+        "forget",
+        help="Remove a text, a digest node (by name) or a note from every place memory keeps it.",
+        description="Shows every place that holds it -- notes, digest nodes, session copies, the dream's "
+        "saved copies, logs, the index -- and with --yes removes it: notes are rewritten ([FORGOTTEN]), a "
+        "digest node named by it or holding nothing else is deleted with the links to it, the session "
+        "copies get [FORGOTTEN], derived state is rewritten or rebuilt, the index scrubbed (free pages "
+        "included). Then every file is searched again. In a git workspace the change is committed and "
+        "older commits that still hold it are listed; --purge-history rewrites them. In a terminal it "
+        "asks first; elsewhere it writes only with --yes (exit code 3: shown, nothing written; 1: "
+        "something could not be removed).",
+    )
+    p.add_argument("what", help='the text, a digest node\'s name, or a note path (e.g. "daily/2026-06-01/x.md")')
+    p.add_argument("--yes", "-y", action="store_true", help="forget without asking")
+    p.add_argument("--dry-run", action="store_true", help="only show the places")
+    p.add_argument(
+        "--purge-history", action="store_true", help="also rewrite the git history of the workspace (commit ids change)"
+    )
+    p.add_argument(
+        "--force-remote",
+        action="store_true",
+        help="with --purge-history: rewrite even when the repository has a remote",
+    )
+    p.set_defaults(func=_cmd_forget)
+
+
+# ---- pin / unpin
+def _cmd_pin(args: Any) -> int:
+    from ..memory.context import Context
+    from ..notes.pinned import set_pinned
+
+    ctx = Context.open(getattr(args, "workspace", None))
+    try:
+        written = set_pinned(ctx.notes, args.path, args.command == "pin")
+        state = "pinned" if args.command == "pin" else "not pinned"
+        if getattr(args, "json", False):
+            print(json.dumps({"path": written.path, "pinned": args.command == "pin", "changed": written.changed}))
+        else:
+            print(f"{written.path}: {state}" + ("" if written.changed else " (already)"))
+    finally:
+        ctx.close()
+    return 0
+
+
+def _register_pin(subparsers: Any) -> None:
+    for name, what in (
+        ("pin", "Pin a note (pinned: true): always a brief candidate; a dream keeps its text."),
+        ("unpin", "Unpin a note (removes pinned: true)."),
+    ):
+        p = subparsers.add_parser(name, help=what, description=what)
+        p.add_argument("path", help="the note, e.g. digest/wiki/deploy.md")
+        p.set_defaults(func=_cmd_pin)

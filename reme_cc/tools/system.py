@@ -102,6 +102,12 @@ class StatusResult(ToolResult):
             if row.get("max_runs") is not None:
                 cap = f" (caps: {row['max_runs']} runs, {row['max_tokens']} tokens{'; CAPPED' if row.get('capped') else ''})"
             lines.append(f"today {usage.get('date')}: {agent} {row['runs']} runs, {row['tokens']} tokens{cap}")
+        forgot = s.get("forgotten") or {}
+        if forgot:
+            lines.append(
+                f"forget: {forgot.get('runs')} run(s), the last {forgot.get('last')} ({forgot.get('places')} places"
+                + (", git history rewritten)" if forgot.get("history_rewritten") else ")")
+            )
         lines += [f"FAILING: {f['line']}" for f in s.get("failures") or []]
         return "\n".join(lines)
 
@@ -168,6 +174,7 @@ def status(ctx: Context, params: NoParams) -> StatusResult:
     from ..memory.untrusted import one_line
 
     from ..memory.failures import current
+    from ..memory.forget import last_runs
 
     return StatusResult(
         status={
@@ -178,6 +185,7 @@ def status(ctx: Context, params: NoParams) -> StatusResult:
             # after the index's status, which walked: names it refused, shown escaped
             "refused_names": {one_line(p): why for p, why in refused(ctx.workspace.root).items()},
             "project": project_status(ctx),
+            "forgotten": last_runs(ctx.workspace),  # that forgets ran, never what
         }
     )
 
