@@ -34,6 +34,34 @@ HOSTILE = (
 )
 
 
+TOPICS = [
+    "Postgres migrations",
+    "Retry policy",
+    "Feature flags",
+    "Rate limiting",
+    "Schema review",
+    "Release checklist",
+    "Flaky test triage",
+    "Logging levels",
+    "Cache invalidation",
+    "Tokenizer dictionary",
+    "On-call handover",
+    "Incident review",
+    "Latency budget",
+    "Vector search",
+    "Commit style",
+    "Code review",
+    "Kubernetes probes",
+    "Secrets handling",
+    "Dependency pinning",
+    "Benchmark hygiene",
+    "Error messages",
+    "API versioning",
+    "Backups",
+    "Observability",
+]
+
+
 def _git(root: Path, *args: str) -> str:
     return subprocess.run(
         ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@t", *args],
@@ -73,10 +101,11 @@ def build_workspace(ws) -> dict[str, bytes]:  # noqa: ANN001 - a Workspace
         "# Canary releases\n\n## Why canaries\nThey catch a bad build early.\n\n## Sources\n- [[daily/2026-06-20/deploy-fix.md]]\n",
     )
     ws.write_text("digest/wiki/hostile.md", "---\nname: Hostile <script>x</script>\n---\n" + HOSTILE)
-    for i in range(24):  # enough nodes for the graph to be a graph
+    for i, name in enumerate(TOPICS):  # enough nodes for the graph to be a graph
         ws.write_text(
             f"digest/wiki/topic-{i}.md",
-            f"---\nname: Topic {i}\ndescription: topic {i}\n---\nSee [[topic-{(i + 1) % 24}]] and [[wiki-canary]].\n"
+            f"---\nname: {name}\ndescription: what we learned about {name.lower()}\n---\n"
+            f"See [[topic-{(i + 1) % 24}]], [[topic-{(i * 7 + 3) % 24}]] and [[wiki-canary]].\n"
             "\n## Sources\n- [[daily/2026-06-20/tokenizer.md]]\n",
         )
     subprocess.run(["git", "init", "-q", str(ws.root)], check=True)
@@ -261,7 +290,7 @@ def test_note_page_links_labels_and_raw(browser, viewer):
     assert by_css(browser, "h1 .badge.stale")
     assert by_css(browser, "#h-why-canaries")  # the anchor's target
     backlinks = by_css(browser, "aside .backlinks")[0].text
-    assert "How to deploy" in backlinks and "Topic 3" in backlinks
+    assert "How to deploy" in backlinks and TOPICS[3] in backlinks
     by_css(browser, "a.button[href^='/raw']")[0].click()
     assert browser.page_source.count("## Why canaries") == 1  # the raw file, as text
 
@@ -349,12 +378,18 @@ def test_edit_and_pin_land_on_disk_through_the_note_service(browser, viewer):
     assert "evidence links" in by_css(browser, "p.error")[0].text
     assert (viewer.ws.root / rel).read_bytes() == before
     edited = (
-        "---\nname: Topic 5\ndescription: edited in the viewer\n---\nSee [[topic-6]] and [[wiki-canary]]: quokkaspline.\n"
+        "---\nname: Topic 5\ndescription: edited in the viewer\n---\nSee [[topic-6]], [[topic-14]] and [[wiki-canary]]: quokkaspline.\n"
         "\n## Sources\n- [[daily/2026-06-20/tokenizer.md]]\n"
     )
     save(edited)
     assert "saved" in by_css(browser, "p.notice")[0].text
     assert (viewer.ws.root / rel).read_text() == edited  # LF as the file had, not the browser's CRLF
+
+    def graph_names() -> str:
+        browser.get(viewer.base + "/graph.json")
+        return browser.find_element(By.TAG_NAME, "body").text
+
+    assert wait_for(lambda: '"Topic 5"' in graph_names())  # the catalog read again in the background
     browser.get(viewer.base + "/search?q=quokkaspline&project=all")  # the index heard of it (note service observers)
     assert rel in by_css(browser, "li.hit")[0].text
     browser.get(viewer.base + "/note?path=" + rel)
@@ -485,3 +520,59 @@ def test_pages_carry_a_script_policy_and_no_external_asset(viewer):
         assert status == 200
         assert "script-src 'self'" in resp.getheader("Content-Security-Policy")
         assert not re.search(r"<(script|link)[^>]*(src|href)=\"?(https?:)?//", body)  # every asset is this server's
+
+
+# ---- the command ----------------------------------------------------------------------------------------
+def test_view_prints_the_address_and_opens_the_browser_unless_told_not_to(viewer, tmp_path):
+    """webbrowser runs $BROWSER with the address (a script here that writes it down); without a display,
+    or with --no-open, nothing is started; a port in use is one clear line."""
+    opened = tmp_path / "opened.txt"
+    script = tmp_path / "browser.sh"
+    script.write_text(f'#!/bin/sh\necho "$1" >> {opened}\n')
+    script.chmod(0o755)
+
+    def run(*args: str, display: str) -> subprocess.Popen:
+        env = {
+            **os.environ,
+            "BROWSER": f"{script} %s",
+            "DISPLAY": display,
+            "WAYLAND_DISPLAY": "",
+            "REME_EMBEDDING": "none",
+        }
+        return subprocess.Popen(
+            [sys.executable, "-m", "reme_cc", "--workspace", str(viewer.ws.root), "view", *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+        )
+
+    for args, display, expect_open in (((), ":99", True), (("--no-open",), ":99", False)):
+        proc = run(*args, display=display)
+        try:
+            line = proc.stdout.readline()
+            assert line.startswith("reme memory viewer: http://127.0.0.1:") and "token=" in line, line
+            url = line.split(": ", 1)[1].strip()
+            if expect_open:
+                assert wait_for(lambda: opened.exists() and url in opened.read_text())
+            else:
+                time.sleep(0.5)
+                assert not opened.exists() or url not in opened.read_text()
+        finally:
+            proc.terminate()
+            proc.wait(10)
+
+
+def test_no_browser_without_a_display_and_a_busy_port_is_one_line(viewer, monkeypatch, capsys):
+    from reme_cc.surfaces.cli import main
+    from reme_cc.surfaces.view import can_open_browser
+
+    monkeypatch.setattr(sys, "platform", "linux")
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    assert not can_open_browser()
+    monkeypatch.setenv("WAYLAND_DISPLAY", "wayland-0")
+    assert can_open_browser()
+    assert main(["--workspace", str(viewer.ws.root), "view", "--no-open", "--port", str(viewer.port)]) == 1
+    err = capsys.readouterr().err
+    assert f"cannot listen on 127.0.0.1:{viewer.port}" in err and "another --port" in err

@@ -163,7 +163,7 @@ def _card_item(snap: data.Snapshot, row: data.FileRow) -> str:
     src = ""
     if session:
         target = snap.resolve(session) if "/" in session or session.endswith(".jsonl") else None
-        label = f"session {session.rsplit('/', 1)[-1]}"
+        label = "session " + session.rsplit("/", 1)[-1].removesuffix(".jsonl")
         src = (
             f' <span class=session>from <a href="{e(note_href(target))}">{e(label)}</a></span>'
             if target
@@ -241,7 +241,7 @@ def note_page(app: ViewApp, query: dict[str, str]) -> Page:
     note = parse_note(text)
     snap = app.catalog()
     if team:
-        team_snap = data.snapshot(ctx, data.Snapshot())
+        team_snap = data.read_snapshot(ctx)
 
         def resolve(target: str) -> str | None:
             found = team_snap.resolve(target)
@@ -432,14 +432,12 @@ def graph_page(app: ViewApp, query: dict[str, str]) -> Page:
 def graph_json(app: ViewApp, query: dict[str, str]) -> Page:
     snap = app.catalog()
     layers = set(query.get("layers", "personal,procedure,wiki").split(",")) & set(GRAPH_LAYERS)
-    out = data.graph(
-        snap,
-        layers=layers,
-        project=query.get("project") or None,
-        start=query.get("start") or None,
-        end=query.get("end") or None,
+    project, start, end = query.get("project") or None, query.get("start") or None, query.get("end") or None
+    body = snap.memo(
+        ("graph", tuple(sorted(layers)), project, start, end),
+        lambda: json.dumps(data.graph(snap, layers=layers, project=project, start=start, end=end), ensure_ascii=False),
     )
-    return Page(json.dumps(out, ensure_ascii=False), content_type="application/json; charset=utf-8")
+    return Page(body, content_type="application/json; charset=utf-8")
 
 
 # ---- search ------------------------------------------------------------------------------------------------
@@ -592,7 +590,7 @@ def _diff_html(diff: str) -> str:
             else "ctx"
         )
         lines.append(f'<span class="{kind}">{e(line)}</span>')
-    return f"<pre class=diff>{chr(10).join(lines)}</pre>"
+    return f"<pre class=diff>{''.join(lines)}</pre>"  # each line a block: no newline between them
 
 
 def undo_dream(app: ViewApp, form: dict[str, str]) -> str:
