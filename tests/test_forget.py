@@ -176,11 +176,18 @@ def test_forget_leaves_the_secret_in_no_file_of_the_workspace(ws):
     assert copy["message"]["content"] == "the staging key is [FORGOTTEN]"  # still valid JSON, marked
 
     # search finds the rest and never the secret; status says a forget ran, not what
-    found = _cli(root, "--json", "search", "staging key Fridays", embedding=embedding)
-    assert found.returncode == 0 and SECRET not in found.stdout and "deploy" in found.stdout
-    status = _cli(root, "--json", "status", embedding=embedding)
-    forgotten = json.loads(status.stdout)["status"]["forgotten"]
-    assert forgotten["runs"] == 1 and forgotten["places"] >= 10 and SECRET not in status.stdout
+    from reme_cc.memory.context import Context
+    from reme_cc.tools.system import status
+
+    ctx = Context(ws, Config.load(root).replace(embedding=embedding))
+    try:
+        found = ctx.index.search("staging key Fridays", 10)
+        assert found.results and all(SECRET not in hit.text for hit in found.results)
+        shown = status(ctx, None).status
+    finally:
+        ctx.close()
+    assert shown["forgotten"]["runs"] == 1 and shown["forgotten"]["places"] >= 10
+    assert SECRET not in json.dumps(shown)
 
 
 @pytest.mark.timeout(300)
@@ -236,14 +243,22 @@ def test_forgetting_a_node_by_name_deletes_it_and_its_links(ws):
     assert json.loads(links)["status"]["dangling_links"] == 1  # only [[digest/procedure/other]], as before
 
 
-def test_bad_input_is_refused_with_what_to_do(ws):
-    root = ws.root
-    _write(root, "session/claude_code/s1.jsonl", "{}\n")
-    short = _cli(root, "forget", "ab", "--yes")
-    assert short.returncode != 0 and "too short" in short.stderr
-    evidence = _cli(root, "forget", "session/claude_code/s1.jsonl", "--yes")
-    assert evidence.returncode != 0 and "forget the text it holds" in evidence.stderr
-    nothing = _cli(root, "forget", "nowhere-to-be-found", "--yes")
+def test_bad_input_is_refused_with_what_to_do(ctx):
+    from reme_cc.base.errors import InvalidInputError, NotFoundError
+    from reme_cc.memory.forget import plan_forget
+
+    _write(ctx.workspace.root, "session/claude_code/s1.jsonl", "{}\n")
+    for given, why in (
+        ("ab", "too short"),
+        ("", "give one line"),
+        ("two\nlines", "give one line"),
+        ("session/claude_code/s1.jsonl", "forget the text it holds"),
+    ):
+        with pytest.raises(InvalidInputError, match=why):
+            plan_forget(ctx, given)
+    with pytest.raises(NotFoundError, match="does not exist"):
+        plan_forget(ctx, "digest/wiki/nothing-here.md")
+    nothing = _cli(ctx.workspace.root, "forget", "nowhere-to-be-found", "--yes")
     assert nothing.returncode == 0 and "found nowhere" in nothing.stdout
 
 
@@ -313,3 +328,60 @@ def test_the_reme_forget_skill_in_a_real_claude_code_session(tmp_path):
     assert len(copies) == 3  # the planted one and the two sessions, copied by the hooks
     assert _holders(root, SECRET.encode()) == []
     assert b"[FORGOTTEN]" in copies[-1].read_bytes() or b"[FORGOTTEN]" in copies[0].read_bytes()
+
+
+@pytest.mark.timeout(300)
+def test_a_running_mcp_server_forgets_too(ws):
+    """The server that has the secret in its in-memory indexes answers without it once forget ran, and
+    writes nothing that brings it back (its warm BM25 index and link graph included)."""
+    from support.mcp_stdio import McpProcess
+
+    root = ws.root
+    _plant(root)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("REME_", "CLAUDE"))}
+    env.update(REME_WORKSPACE=str(root), REME_EMBEDDING="none")
+    with McpProcess([sys.executable, "-m", "reme_cc.surfaces.server"], env=env, cwd=str(root)) as srv:
+        srv.initialize()
+        srv.request("tools/list")
+        found = McpProcess.text(srv.call_tool("search", {"query": SECRET}))
+        assert "staging" in found.lower()
+        done = _cli(root, "forget", SECRET, "--yes")
+        assert done.returncode == 0, done.stdout + done.stderr
+        for query in (SECRET, "staging key", "quartz"):
+            assert SECRET not in McpProcess.text(srv.call_tool("search", {"query": query}))
+        srv.stop()
+    assert _holders(root, SECRET.encode()) == [] and _holders(root, TOKEN) == []
+
+
+@pytest.mark.timeout(300)
+def test_a_document_is_listed_then_forgotten_by_its_path(ctx):
+    """Text in a PDF cannot be rewritten: forget says so, and what to do; forgetting the
+    document by its path deletes it, its cached extraction and its rows in the index, and drops the
+    Sources item citing it."""
+    from support.documents import report_pdf
+
+    from reme_cc.memory.forget import forget, plan_forget
+
+    root = ctx.workspace.root
+    report_pdf(root / "resource/report.pdf", pages=2)
+    _write(
+        root,
+        "digest/wiki/batteries.md",
+        "---\nname: Batteries\n---\nSodium-ion ramps in 2025.\n\n## Sources\n- [[resource/report.pdf]]\n"
+        f"- [[daily/{DATE}/card]]\n",
+    )
+    _write(root, f"daily/{DATE}/card.md", "---\nname: card\n---\nRead the battery report.\n")
+    ctx.index.sync()
+    assert _holders(root, b"market grew 38%") and list((ctx.workspace.metadata / "extract").glob("*.json"))
+
+    listed = _cli(root, "forget", "sodium-ion ramp")
+    assert listed.returncode == 3 and "cannot rewrite resource/report.pdf" in listed.stdout
+    assert "reme-cc delete resource/report.pdf" in listed.stdout
+
+    plan = plan_forget(ctx, "resource/report.pdf")
+    assert [p.kind for p in plan.places if p.action == "delete"] == ["document", "cache"]
+    result = forget(ctx, plan)
+    assert not result.left and not (root / "resource/report.pdf").exists()
+    assert _holders(root, b"market grew 38%") == [] and _holders(root, "钠离子".encode()) == []
+    node = (root / "digest/wiki/batteries.md").read_text()
+    assert "report.pdf" not in node and f"- [[daily/{DATE}/card]]" in node  # the other source stays

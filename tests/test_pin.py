@@ -54,13 +54,25 @@ def test_pin_and_unpin_commands(ws):
     assert done.returncode == 0 and "pinned" in done.stdout, done.stderr
     text = ws.read_bytes(NODE).decode()
     assert is_pinned(parse_note(text).meta) and "description: how we deploy\n" in text  # other lines verbatim
-    assert "(already)" in _cli(ws.root, "pin", NODE).stdout
     assert _cli(ws.root, "unpin", NODE).returncode == 0
     assert "pinned" not in ws.read_bytes(NODE).decode()
-    missing = _cli(ws.root, "pin", "digest/procedure/nope.md")
-    assert missing.returncode != 0 and "does not exist" in missing.stderr
-    outside = _cli(ws.root, "pin", "config.json")
-    assert outside.returncode != 0 and "refused" in outside.stderr
+
+
+def test_pin_refuses_what_is_no_note(ws):
+    from reme_cc.base.errors import InvalidInputError, NotFoundError, PathError
+    from reme_cc.notes.pinned import set_pinned
+    from reme_cc.notes.store import NoteStore
+
+    notes = NoteStore(ws)
+    ws.write_text(NODE, PINNED)
+    assert not set_pinned(notes, NODE, True).changed  # already pinned: nothing written
+    with pytest.raises(NotFoundError, match="does not exist"):
+        set_pinned(notes, "digest/procedure/nope.md", True)
+    with pytest.raises(PathError, match="refused"):
+        set_pinned(notes, "config.json", True)
+    ws.write_text("resource/data.csv", "a,b\n")
+    with pytest.raises(InvalidInputError, match="only notes"):
+        set_pinned(notes, "resource/data.csv", True)
 
 
 def test_a_dream_adds_to_a_pinned_note_but_never_drops_its_text(ws):

@@ -6,6 +6,7 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 import threading
+import time
 from pathlib import Path
 from typing import Any
 from collections.abc import Callable, Iterator
@@ -125,7 +126,11 @@ def scrub(db: Database) -> bool:
                 conn.execute(f"INSERT INTO {fts}({fts}) VALUES('optimize')")
             catalog.bump_generation(conn)
         conn.execute("VACUUM")
-        busy = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+        for _ in range(20):  # a reader holding an old snapshot keeps the log: readers are short, wait a little
+            busy = conn.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+            if not busy:
+                break
+            time.sleep(0.1)
         for pattern in ("bm25-*.npz", "vectors-*"):
             for path in db.metadata.glob(pattern):
                 with contextlib.suppress(OSError):

@@ -23,6 +23,7 @@ records that a forget ran (when, how many places), never what.
 from __future__ import annotations
 
 import datetime as _dt
+import hashlib
 import json
 import mmap
 import os
@@ -114,6 +115,8 @@ class ForgetResult:
         lines += [f"  rewritten {p}" for p in self.rewritten] + [f"  deleted   {p}" for p in self.deleted]
         if self.left:
             lines.append(f"STILL THERE: {', '.join(self.left)}")
+        for p in self.plan.blockers:
+            lines.append(f"  cannot rewrite {p.path}: {_BLOCKER[p.kind].format(path=p.path)}")
         lines += self.notes
         return "\n".join(lines)
 
@@ -300,10 +303,26 @@ def plan_forget(ctx: Context, given: str) -> ForgetPlan:
                 continue
         action = {"cache": "delete", "document": "cannot", "other": "cannot"}.get(kind, "rewrite")
         plan.places.append(Place(rel, kind, n, action, lines))
+    if text is None:
+        plan.places += _extractions(ws, deleting)
     _plan_links(ctx, plan)
     _plan_index(ctx, plan, text)
     plan.commits, plan.remote = _git_holders(ws, pat, plan.nodes)
     return plan
+
+
+def _extractions(ws: Workspace, deleting: list[str]) -> list[Place]:
+    """The cached text of a document forgotten by its path (the cache is keyed by the content)."""
+    from ..notes.documents import CACHE_DIR
+
+    out = []
+    for rel in deleting:
+        if rel.lower().endswith(DOCUMENT_EXTS):
+            digest = hashlib.sha256(ws.read_bytes(rel)).hexdigest()
+            cached = f"{_metadata_rel(ws)}/{CACHE_DIR}/{digest}.json"
+            if (ws.root / cached).is_file():
+                out.append(Place(cached, "cache", 1, "delete"))
+    return out
 
 
 def _plan_links(ctx: Context, plan: ForgetPlan) -> None:
@@ -461,43 +480,18 @@ def _rewrite_stream(stream: bytes, pat: re.Pattern[bytes] | None, deleted: set[s
 def forget(ctx: Context, plan: ForgetPlan, *, history: bool = False, force_remote: bool = False) -> ForgetResult:
     """Apply ``plan`` (``plan_forget``) under the notes lock, scrub the index, commit in a git
     workspace (``history``: rewrite the older commits too), then search every file again."""
-    from ..index.database import scrub
-
     ws = ctx.workspace
     result = ForgetResult(plan)
     pat = pattern(plan.text) if plan.text else None
     if history and gitlog.is_git_repo(ws):
         check_purge(ws, force_remote=force_remote)  # before anything changes
-    index = ctx.index
-    index.read(lambda conn: conn.execute("PRAGMA secure_delete=ON"))  # deleted rows leave zeros behind
+    ctx.index.read(lambda conn: conn.execute("PRAGMA secure_delete=ON"))  # deleted rows leave zeros behind
     with ctx.notes.lock():
-        for place in plan.places:
-            if place.kind == "node" or (place.action == "delete" and place.kind == "note"):
-                ctx.notes.delete(place.path)
-                result.deleted.append(place.path)
-        _drop_links(ctx, plan, result)
-        for place in plan.places:
-            if place.action == "rewrite" and place.kind == "note" and pat is not None:
-                written = ctx.notes.update(place.path, _note_change(place.path, pat), evidence=False)
-                if written.changed:
-                    result.rewritten.append(place.path)
-        for place in plan.places:
-            if place.kind == "session" and pat is not None:
-                _rewrite_session(ctx, place.path, pat)
-                result.rewritten.append(place.path)
-        index.update_paths([p.path for p in plan.places if p.kind == "session"])
+        _apply_notes(ctx, plan, pat, result)
         for place in plan.places:
             if place.kind in ("copy", "derived", "cache"):
                 _rewrite_metadata(ws, place, pat, result)
-        worker = _embed_lock(ws)
-        try:
-            scrubbed = scrub(index.db)
-        finally:
-            if worker is not None:
-                worker.release()
-        index.keywords.discard()
-        index.vectors.reset()
-        if not scrubbed:
+        if not _scrub_index(ctx):
             result.notes.append("note: a reader kept the index's write-ahead log busy; run forget again to truncate it")
         _commit(ws, result)
         if history:
@@ -509,6 +503,41 @@ def forget(ctx: Context, plan: ForgetPlan, *, history: bool = False, force_remot
     )
     record_run(ws, len(plan.places), bool(result.purged))
     return result
+
+
+def _apply_notes(ctx: Context, plan: ForgetPlan, pat: re.Pattern[bytes] | None, result: ForgetResult) -> None:
+    """The notes deleted (with the links to them), the notes and session copies rewritten."""
+    for rel in plan.nodes:
+        if (ctx.workspace.root / rel).is_file():  # gone meanwhile: nothing to delete
+            ctx.notes.delete(rel)
+            result.deleted.append(rel)
+    _drop_links(ctx, plan, result)
+    if pat is None:
+        return
+    for place in plan.places:
+        if place.action == "rewrite" and place.kind == "note":
+            if ctx.notes.update(place.path, _note_change(place.path, pat), evidence=False).changed:
+                result.rewritten.append(place.path)
+        elif place.kind == "session":
+            _rewrite_session(ctx, place.path, pat)
+            result.rewritten.append(place.path)
+    ctx.index.update_paths([p.path for p in plan.places if p.kind == "session"])
+
+
+def _scrub_index(ctx: Context) -> bool:
+    """database.scrub while no embedding worker can put a vector of a removed chunk back; this
+    process's in-memory keyword index and vectors let go (they were built from the old rows)."""
+    from ..index.database import scrub
+
+    worker = _embed_lock(ctx.workspace)
+    try:
+        scrubbed = scrub(ctx.index.db)
+    finally:
+        if worker is not None:
+            worker.release()
+    ctx.index.keywords.discard()
+    ctx.index.vectors.reset()
+    return scrubbed
 
 
 def _embed_lock(ws: Workspace) -> Any:
