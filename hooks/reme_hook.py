@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Claude Code hook entry: `python3 -S reme_hook.py <Stop|SessionEnd|SessionStart>` (payload on stdin).
+"""Claude Code hook entry: `python3 -S reme_hook.py <event>` (payload on stdin).
 
 Standard library only and independent of the plugin's virtualenv: it puts the plugin root on
 sys.path and runs reme_cc.surfaces.hooks. Always exits 0 and prints nothing except the SessionStart brief.

@@ -86,6 +86,12 @@ def test_the_hook_script_runs_with_third_party_packages_blocked(tmp_path):
     for event in ("SessionStart", "Stop"):
         proc = run_blocked(code, str(REPO / "hooks/reme_hook.py"), event, input=json.dumps(payload), env=env)
         assert proc.returncode == 0 and proc.stderr == "", proc
+    # per-prompt recall and the return after a compaction (issue 24), on the index the copy made
+    more = {**payload, "prompt": "how are transcripts copied into the workspace?", "source": "compact"}
+    for event in ("UserPromptSubmit", "SessionStart"):
+        proc = run_blocked(code, str(REPO / "hooks/reme_hook.py"), event, input=json.dumps(more), env=env)
+        assert proc.returncode == 0 and proc.stderr == "", proc
     log = (ws / "metadata/logs/hooks.log").read_text(encoding="utf-8")
     assert "Stop: session 0ba3e8cf" in log and "entries" in log, log
+    assert "UserPromptSubmit: recall (keyword-only)" in log and "(compact)" in log, log
     assert "rror" not in log, log  # no ImportError, no error line of any kind

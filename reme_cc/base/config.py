@@ -53,6 +53,9 @@ class Config:
     dream_concurrency: int = 3
     # session start brief (characters; 0 = off)
     brief_chars: int = 1500
+    # per-prompt recall (UserPromptSubmit): notes that clearly bear on the prompt, within recall_chars
+    auto_recall: bool = True
+    recall_chars: int = 1200
     # index
     chunk_chars: int = 1500
     index_sessions: bool = False

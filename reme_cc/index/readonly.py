@@ -117,6 +117,60 @@ def resolved_links(conn: sqlite3.Connection) -> list[tuple[str, str]]:
     return conn.execute("SELECT source, resolved_path FROM links WHERE resolved_path IS NOT NULL").fetchall()
 
 
+# ---- per-prompt recall (memory/prompt_recall.py): the keyword evidence for one prompt --------------
+
+
+def _phrase(term: str) -> str:
+    return '"' + term.replace('"', '""') + '"'
+
+
+def term_counts(conn: sqlite3.Connection, terms: list[str]) -> tuple[int, dict[str, int]]:
+    """(chunks in the index, {term: chunks holding it}): FTS5 counts a term's rows from its doclist,
+    about 1 ms for a term in 24k of 49k chunks."""
+    total = conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]
+    counts = {}
+    for term in terms:
+        try:
+            row = conn.execute("SELECT COUNT(*) FROM chunks_fts WHERE chunks_fts MATCH ?", (_phrase(term),)).fetchone()
+        except sqlite3.Error:  # a term FTS5 cannot parse holds nothing
+            row = (0,)
+        counts[term] = int(row[0])
+    return int(total), counts
+
+
+def matching_chunks(conn: sqlite3.Connection, terms: list[str], k: int) -> list[tuple[int, float]]:
+    """The ``k`` chunks best matching any of ``terms`` (id, FTS5 bm25: lower is better)."""
+    if not terms:
+        return []
+    expr = " OR ".join(_phrase(t) for t in terms)
+    try:
+        return conn.execute(
+            "SELECT rowid, bm25(chunks_fts) AS s FROM chunks_fts WHERE chunks_fts MATCH ? ORDER BY s LIMIT ?",
+            (expr, k),
+        ).fetchall()
+    except sqlite3.Error:
+        return []
+
+
+def chunk_details(
+    conn: sqlite3.Connection, ids: list[int]
+) -> dict[int, tuple[str, int, int, str, str, str, str, str | None, str | None]]:
+    """{chunk id: (path, start line, end line, text, stored tokens, note name, description, extra JSON,
+    date)} for the chunks that still exist."""
+    if not ids:
+        return {}
+    marks = ",".join("?" * len(ids))
+    rows = conn.execute(
+        "SELECT c.id, c.path, c.start_line, c.end_line, c.text, f.tokens, fi.name, fi.description, fi.extra, fi.date "
+        f"FROM chunks c JOIN chunks_fts f ON f.rowid = c.id LEFT JOIN files fi ON fi.path = c.path WHERE c.id IN ({marks})",
+        ids,
+    )
+    return {
+        r[0]: (r[1], int(r[2] or 0), int(r[3] or 0), r[4] or "", r[5] or "", r[6] or "", r[7] or "", r[8], r[9])
+        for r in rows
+    }
+
+
 def pinned_notes(conn: sqlite3.Connection, limit: int = 50) -> list[str]:
     """Notes whose frontmatter pins them (notes/pinned.py), in path order."""
     import json
@@ -128,6 +182,16 @@ def pinned_notes(conn: sqlite3.Connection, limit: int = 50) -> list[str]:
         (f"$.{PINNED_KEY}",),
     )
     return [path for path, extra in rows if is_pinned(json.loads(extra))][:limit]
+
+
+def session_card(conn: sqlite3.Connection, session_id: str) -> str | None:
+    """The daily card whose frontmatter ``session_id`` is ``session_id`` (the newest), or None."""
+    row = conn.execute(
+        "SELECT path FROM files WHERE path LIKE 'daily/%' AND json_valid(extra) "
+        "AND json_extract(extra, '$.session_id') = ? ORDER BY date DESC, path DESC LIMIT 1",
+        (session_id,),
+    ).fetchone()
+    return row[0] if row else None
 
 
 def chunks_holding(conn: sqlite3.Connection, text: str | None, paths: list[str] = ()) -> list[tuple[str, int]]:

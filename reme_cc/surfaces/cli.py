@@ -35,6 +35,7 @@ EXTENSIONS = (  # every module here is a surface: the layers below know no comma
     "reme_cc.surfaces.server",
     "reme_cc.surfaces.doctor",
     "reme_cc.surfaces.hooks",
+    "reme_cc.surfaces.recall",
     "reme_cc.surfaces.pipelines",
     "reme_cc.surfaces.commands",
     "reme_cc.surfaces.view",

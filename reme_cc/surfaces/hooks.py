@@ -30,7 +30,7 @@ from ..base.config import Config
 from ..base.errors import LockedError, ReMeError
 from ..base.workspace import Workspace
 
-EVENTS = ("Stop", "SessionEnd", "SessionStart")
+EVENTS = ("Stop", "SessionEnd", "SessionStart", "UserPromptSubmit", "PreCompact")
 INTERNAL_ENV = "REME_INTERNAL_AGENT"  # set by the memory agents' runner in their SDK sessions
 PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # the plugin root (holds reme_cc/)
 
@@ -39,6 +39,7 @@ PACKAGE_ROOT = Path(__file__).resolve().parents[2]  # the plugin root (holds rem
 INLINE_COPY_BYTES = 4 * 1024 * 1024
 STOP_LOCK_WAIT = 0.05  # Stop never queues behind another copier: the busy one gets a worker instead
 BRIEF_TIMEOUT = 0.8
+COMPACT_WAIT_S = 15.0  # PreCompact waits this long at most for the recorder to bring the card up to date
 LOG_MAX_BYTES = 1_000_000
 _STDIN_MAX = 4 * 1024 * 1024
 
@@ -100,7 +101,9 @@ def handle(event: str, payload: dict[str, Any], ws: Workspace) -> str:
         return ""
     out = ""
     note = ""
-    if event == "SessionStart":
+    if event == "UserPromptSubmit":
+        out, note = _prompt_recall(ws, config, payload)
+    elif event == "SessionStart":
         _export_for_bash(ws)
         out = _session_start(ws, config, payload)
         _maybe_auto_dream(ws, config)
@@ -110,6 +113,8 @@ def handle(event: str, payload: dict[str, Any], ws: Workspace) -> str:
         note = _copy_and_trigger(ws, config, event, payload, inline=True)
         if event == "SessionEnd":
             _maybe_auto_dream(ws, config)
+        elif event == "PreCompact":
+            note += "; " + _wait_for_card(ws, payload)
     _log(ws, event, f"{note} ({(time.monotonic() - t0) * 1000:.0f} ms)".strip())
     return out
 
@@ -158,7 +163,7 @@ def _should_record(ws: Workspace, config: Config, event: str, sid: str, now: flo
     state = load_state(ws, sid)
     now = time.time() if now is None else now
     pending = int(state.get("pending_messages", 0))
-    if event == "SessionEnd":
+    if event in ("SessionEnd", "PreCompact"):
         # Always flush: the recorder knows (its cursor) what is left, including a failed earlier run.
         return int(state.get("total_messages", 0)) > 0
     if pending <= 0:
@@ -259,17 +264,104 @@ def _export_for_bash(ws: Workspace) -> None:
 
 
 def _session_start(ws: Workspace, config: Config, payload: dict[str, Any]) -> str:
-    if config.brief_chars <= 0:
+    parts = []
+    if config.brief_chars > 0:
+        try:
+            brief = _call_with_timeout(lambda p: _brief(p, ws, config), payload, BRIEF_TIMEOUT)
+        except Exception as exc:  # noqa: BLE001
+            _log(ws, "SessionStart", f"brief skipped: {type(exc).__name__}: {exc}")
+            brief = ""
+        if isinstance(brief, str) and brief.strip():
+            parts.append(brief)
+    if payload.get("source") in ("compact", "resume") and config.auto_recall and config.recall_chars > 0:
+        try:
+            again = _call_with_timeout(lambda p: _session_so_far(ws, config, p), payload, BRIEF_TIMEOUT)
+        except Exception as exc:  # noqa: BLE001
+            _log(ws, "SessionStart", f"session notes skipped: {type(exc).__name__}: {exc}")
+            again = ""
+        if again:
+            parts.append(again)
+    if not parts:
         return ""
-    try:
-        brief = _call_with_timeout(lambda p: _brief(p, ws, config), payload, BRIEF_TIMEOUT)
-    except Exception as exc:  # noqa: BLE001
-        _log(ws, "SessionStart", f"brief skipped: {type(exc).__name__}: {exc}")
-        return ""
-    if not isinstance(brief, str) or not brief.strip():
-        return ""
-    out = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": brief}}
+    out = {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext": "\n".join(parts)}}
     return json.dumps(out, ensure_ascii=False)
+
+
+def _session_so_far(ws: Workspace, config: Config, payload: dict[str, Any]) -> str:
+    """After compaction (or on resume): the session's own card — what was decided and done so far, as
+    the recorder wrote it — and the notes recalled into it earlier, within ``recall_chars``."""
+    from ..index import readonly
+    from ..memory import untrusted
+    from ..memory.prompt_recall import session_start_block
+    from ..memory.transcript import check_session_id
+
+    sid = check_session_id(payload.get("session_id"))
+    budget = config.recall_chars
+    out = []
+    card = readonly.with_index(ws.metadata, lambda conn: readonly.session_card(conn, sid), None)
+    if card is not None:
+        what = (
+            f"This session's own card in the user's memory ({card}): what was decided and done before it was compacted."
+        )
+        room = budget // 2 if budget > 600 else budget
+        text = ws.read_bytes(card).decode("utf-8", "replace")
+        if text.startswith("---\n") and "\n---\n" in text[4:]:  # the frontmatter repeats what the frame says
+            text = text[4:].split("\n---\n", 1)[1]
+        body = untrusted.text_block(text.strip())[: max(0, room - len(untrusted.as_notes("", what)) - 2)].rstrip()
+        if body:
+            out.append(untrusted.as_notes(body, what))
+    left = budget - sum(len(x) + 1 for x in out)
+    earlier = session_start_block(ws, sid, left)
+    if earlier:
+        out.append(earlier)
+    _log(
+        ws,
+        "SessionStart",
+        f"session {sid} ({payload.get('source')}): card {'re-injected' if card else 'not written yet'}, "
+        f"{earlier.count(chr(10) + '- ') if earlier else 0} earlier notes",
+    )
+    return "\n".join(out)
+
+
+# ---- UserPromptSubmit / PreCompact --------------------------------------------------------------------
+
+
+def _prompt_recall(ws: Workspace, config: Config, payload: dict[str, Any]) -> tuple[str, str]:
+    """(stdout for Claude Code, the log line): the notes that bear on the prompt, as additionalContext."""
+    if not config.auto_recall or config.recall_chars <= 0:
+        return "", "auto_recall off"
+    from .recall import recall_for_prompt
+
+    prompt = payload.get("prompt")
+    sid = payload.get("session_id")
+    cwd = payload.get("cwd")
+    decision = recall_for_prompt(
+        ws,
+        config,
+        prompt if isinstance(prompt, str) else "",
+        cwd if isinstance(cwd, str) else "",
+        sid if isinstance(sid, str) and sid else None,
+    )
+    if not decision.text:
+        return "", f"recall ({decision.source or 'nothing asked'}): nothing injected: {decision.reason}"
+    out = {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": decision.text}}
+    paths = ", ".join(c.shown for c in decision.injected)
+    return json.dumps(out, ensure_ascii=False), f"recall ({decision.source}): {len(decision.text)} chars: {paths}"
+
+
+def _wait_for_card(ws: Workspace, payload: dict[str, Any], wait: float = COMPACT_WAIT_S) -> str:
+    """Before compaction: give the recorder started above up to ``wait`` seconds to bring the
+    session's card up to date (its request flag is cleared when it takes it; its lock is held while it runs)."""
+    from ..memory import recording
+    from ..memory.transcript import check_session_id
+
+    sid = check_session_id(payload.get("session_id"))
+    t0 = time.monotonic()
+    while time.monotonic() - t0 < wait:
+        if not recording.dirty_flag(ws, sid).exists() and not recording.running(ws, sid):
+            return f"card up to date after {time.monotonic() - t0:.1f}s"
+        time.sleep(0.2)
+    return f"recorder still running after {wait:.0f}s; compaction goes on"
 
 
 def _brief(payload: dict[str, Any], ws: Workspace, config: Config) -> str:

@@ -43,6 +43,7 @@ class Runtime:
     def __init__(self, workspace: str | None = None, *, warm: bool = True):
         self.workspace = workspace
         self.ctx: Any = None
+        self.listener: Any = None  # answers the UserPromptSubmit hook (surfaces/recall.py)
         self.open_error: str | None = None
         self.executor = concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="reme-tool")
         self.started = time.monotonic()
@@ -73,6 +74,10 @@ class Runtime:
 
         try:
             self.ctx = Context.open(self.workspace)
+            if os.environ.get("REME_INTERNAL_AGENT") != "1":  # per-prompt recall asks the user's sessions' servers
+                from .recall import serve
+
+                self.listener = serve(self.ctx.workspace, self)
         except ReMeError as exc:
             self.open_error = str(exc)
             log.error("reme: cannot open the workspace: %s", exc)
@@ -165,6 +170,8 @@ class Runtime:
         return tool.run(self.ctx, arguments or {})
 
     def close(self, wait: float = 3.0) -> None:
+        if self.listener is not None:
+            self.listener.close()
         self.executor.shutdown(wait=False, cancel_futures=True)
         done = threading.Event()
 

@@ -102,6 +102,13 @@ class StatusResult(ToolResult):
             if row.get("max_runs") is not None:
                 cap = f" (caps: {row['max_runs']} runs, {row['max_tokens']} tokens{'; CAPPED' if row.get('capped') else ''})"
             lines.append(f"today {usage.get('date')}: {agent} {row['runs']} runs, {row['tokens']} tokens{cap}")
+        recall = s.get("recall") or {}
+        if recall.get("prompts"):  # per-prompt recall (UserPromptSubmit), from metadata/logs/recall.log
+            lines.append(
+                f"recall today: {recall['injections']} of {recall['prompts']} prompts given notes "
+                f"({recall['notes_injected']} notes, {recall['average_chars']} characters on average), "
+                f'{recall["abstentions"]} abstained; p95 {recall["p95_ms"]:.0f} ms (reme-cc recall "<prompt>" shows why)'
+            )
         forgot = s.get("forgotten") or {}
         if forgot:
             lines.append(
@@ -166,6 +173,7 @@ def _in_memory(keyword: dict[str, Any], links: dict[str, Any]) -> str:
     idempotent=True,
 )
 def status(ctx: Context, params: NoParams) -> StatusResult:
+    from ..memory.prompt_recall import today_summary
     from ..memory.usage import usage_today
 
     from .recall_scope import project_status
@@ -180,6 +188,7 @@ def status(ctx: Context, params: NoParams) -> StatusResult:
         status={
             **ctx.index.status(),
             "usage": usage_today(ctx.workspace, ctx.config),
+            "recall": today_summary(ctx.workspace),
             "contradictions": open_contradictions(ctx.workspace),
             "failures": [dict(vars(f), cause=f.cause, fix=f.fix, line=f.line()) for f in current(ctx.workspace)],
             # after the index's status, which walked: names it refused, shown escaped
