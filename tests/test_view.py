@@ -101,6 +101,9 @@ def build_workspace(ws) -> dict[str, bytes]:  # noqa: ANN001 - a Workspace
         "# Canary releases\n\n## Why canaries\nThey catch a bad build early.\n\n## Sources\n- [[daily/2026-06-20/deploy-fix.md]]\n",
     )
     ws.write_text("digest/wiki/hostile.md", "---\nname: Hostile <script>x</script>\n---\n" + HOSTILE)
+    ws.write_text(  # a name that would read "Release notes" right to left: shown with its override visible
+        "digest/wiki/spoof.md", "---\nname: \u202eseton esaeleR\ndescription: x\n---\nSee [[hostile]].\n"
+    )
     for i, name in enumerate(TOPICS):  # enough nodes for the graph to be a graph
         ws.write_text(
             f"digest/wiki/topic-{i}.md",
@@ -148,6 +151,7 @@ def build_workspace(ws) -> dict[str, bytes]:  # noqa: ANN001 - a Workspace
 
     ctx = Context(ws, Config.load(ws.root))
     try:
+        ctx.index.sync()
         recall_for_prompt(
             ws, ctx.config, "how do we deploy the zebrafinch canary rollout", str(ws.root), "sess-1", ctx=ctx
         )
@@ -301,14 +305,14 @@ def test_graph_draws_its_nodes(browser, viewer, shots):
     canvas = by_css(browser, "#graph")[0]
     assert wait_for(lambda: canvas.get_attribute("data-state") == "ready")
     nodes = int(canvas.get_attribute("data-nodes"))
-    assert nodes == 28  # the digest nodes (cards are off by default)
+    assert nodes == 29  # the digest nodes (cards are off by default)
     assert int(canvas.get_attribute("data-links")) > 24
     wait_for(lambda: canvas.get_attribute("data-settled"))
     assert int(canvas.get_attribute("data-drawn")) == nodes  # every node inside the canvas
     browser.save_screenshot(str(shots / "graph.png"))
     by_css(browser, "input[value=daily]")[0].click()  # with the cards
     by_css(browser, "#graph-filters button")[0].click()
-    assert wait_for(lambda: canvas.get_attribute("data-nodes") == "31")  # and the three cards
+    assert wait_for(lambda: canvas.get_attribute("data-nodes") == "32")  # and the three cards
 
 
 def test_search_shows_hits_with_their_why(browser, viewer, shots):
@@ -333,6 +337,8 @@ def test_what_a_prompt_would_recall_and_the_recall_log(browser, viewer, shots):
     entries = by_css(browser, "ol.log > li")
     assert len(entries) == 2 and "sess-1" in entries[0].text
     assert "nothing injected" in entries[0].text  # "ok" is newest: a trivial turn, and why nothing was given
+    assert "nothing clears the bar" in entries[1].text  # and the best candidates with their evidence
+    assert "daily/2026-06-20/deploy-fix.md" in entries[1].text and "keyword" in entries[1].text
     browser.save_screenshot(str(shots / "recall-log.png"))
 
 
@@ -358,6 +364,8 @@ def test_hostile_note_stays_text(browser, viewer):
     assert not by_css(browser, "article script, article img, article [onerror], article [onmouseover]")
     assert not [a for a in by_css(browser, "article a") if "javascript" in (a.get_attribute("href") or "")]
     assert "<script>x</script>" in by_css(browser, "h1")[0].text
+    browser.get(viewer.base + "/note?path=digest/wiki/spoof.md")
+    assert by_css(browser, "h1")[0].text.startswith("\\u202eseton")
 
 
 def test_edit_and_pin_land_on_disk_through_the_note_service(browser, viewer):
@@ -466,6 +474,10 @@ def test_requests_without_the_token_or_from_a_foreign_host_are_refused(viewer):
         viewer, "GET", "/timeline", headers={"Cookie": cookie, "Host": f"evil.example:{viewer.port}"}
     )
     assert status == 403  # DNS rebinding: the right port under another name
+    token = viewer.url.split("token=")[1]
+    status, _, resp = request(viewer, "GET", f"//evil.example/?token={token}")
+    location = resp.getheader("Location")
+    assert status == 303 and location.startswith("/") and not location.startswith("//")  # never to another host
 
 
 def test_a_change_without_the_csrf_token_is_refused(viewer):

@@ -213,7 +213,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _login(self, path: str, query: dict[str, str]) -> None:
         """The token from the printed address becomes a cookie, and leaves the address bar."""
-        location = (path or "/") + (f"?{urlencode(query)}" if query else "")
+        path = path if path.startswith("/") and not path.startswith("//") else "/"  # never to another host
+        location = path + (f"?{urlencode(query)}" if query else "")
         self.send_response(HTTPStatus.SEE_OTHER)
         self.send_header(
             "Set-Cookie", f"{self.app.cookie}={self.app.token}; HttpOnly; SameSite=Strict; Path=/; Max-Age=86400"

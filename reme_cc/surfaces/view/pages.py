@@ -16,6 +16,7 @@ from urllib.parse import quote, urlencode
 from ...base.errors import ConflictError, InvalidInputError, NotFoundError
 from ...memory.context import Context
 from ...memory.daily import validate_date
+from ...memory.untrusted import one_line
 from ...notes.evidence import sources_section
 from ...notes.frontmatter import parse_note
 from ...notes.wikilinks import parse_links
@@ -38,6 +39,12 @@ SEARCH_LIMIT = 20
 
 def e(value: Any) -> str:
     return html.escape(str(value), quote=True)
+
+
+def t(value: Any, limit: int = 300) -> str:
+    """A note's name, description or path for one line of the page: escaped, and its control and
+    format characters (a right-to-left override posing as another name) written visibly."""
+    return e(one_line(value, limit))
 
 
 @dataclass
@@ -84,7 +91,7 @@ def action_form(app: ViewApp, action: str, fields: dict[str, str], label: str, c
 def link_to(snap: data.Snapshot, path: str) -> str:
     row = snap.files.get(path)
     name = (row.name if row and row.name else path.rsplit("/", 1)[-1]) if row else path
-    return f'<a href="{e(note_href(path))}" title="{e(path)}">{e(name)}</a>'
+    return f'<a href="{e(note_href(path))}" title="{t(path)}">{t(name)}</a>'
 
 
 # ---- routing -----------------------------------------------------------------------------------------------
@@ -165,11 +172,11 @@ def _card_item(snap: data.Snapshot, row: data.FileRow) -> str:
         target = snap.resolve(session) if "/" in session or session.endswith(".jsonl") else None
         label = "session " + session.rsplit("/", 1)[-1].removesuffix(".jsonl")
         src = (
-            f' <span class=session>from <a href="{e(note_href(target))}">{e(label)}</a></span>'
+            f' <span class=session>from <a href="{e(note_href(target))}">{t(label)}</a></span>'
             if target
-            else f" <span class=session>from {e(label)}</span>"
+            else f" <span class=session>from {t(label)}</span>"
         )
-    return f"<li>{link_to(snap, row.path)}{_labels(row.meta)} <span class=desc>{e(row.description)}</span>{src}</li>"
+    return f"<li>{link_to(snap, row.path)}{_labels(row.meta)} <span class=desc>{t(row.description)}</span>{src}</li>"
 
 
 def day_page(app: ViewApp, date: str, query: dict[str, str]) -> Page:
@@ -271,7 +278,7 @@ def note_page(app: ViewApp, query: dict[str, str]) -> Page:
     return layout(
         app,
         note.name or rel,
-        f"<h1>{e(note.name or rel)}{_labels(note.meta, team)}</h1>"
+        f"<h1>{t(note.name or rel)}{_labels(note.meta, team)}</h1>"
         f"<p class=path>{e(shown_path)}</p><p class=actions>{''.join(actions)}</p>"
         f"{fm}<div class=columns><article class=markdown>{body_html}</article>"
         f"<aside>{sources}{backlinks}</aside></div>",
@@ -291,7 +298,7 @@ def _sources_box(text: str, resolve: Any, describe: Any) -> str:
     for link in parse_links(section):
         path = resolve(link.target)
         items.append(
-            f'<li><a href="{e(note_href(path))}">{e(describe(path))}</a></li>'
+            f'<li><a href="{e(note_href(path))}">{t(describe(path))}</a></li>'
             if path
             else f"<li class=missing>{e(link.target)} (not found)</li>"
         )
@@ -495,7 +502,7 @@ def _search_results(app: ViewApp, snap: data.Snapshot, q: str, query: dict[str, 
             + (f" <span class=why>date {e(date)}</span>" if date else "")
         )
         out.append(
-            f'<li class=hit><a href="{e(note_href(path))}#L{h.start_line}">{e(name)}</a>'
+            f'<li class=hit><a href="{e(note_href(path))}#L{h.start_line}">{t(name)}</a>'
             f"{_labels(row.meta if row else {}, team)} <small class=path>{e(path)}:{h.start_line}-{h.end_line}</small>"
             f"<div class=whyline>why: {why}</div><pre class=snippet>{e(h.text.strip()[:600])}</pre></li>"
         )
@@ -618,25 +625,32 @@ def recall_log_page(app: ViewApp, query: dict[str, str]) -> Page:
 
 
 def _recall_entry(entry: dict[str, Any]) -> str:
-    """One prompt's line of the log (memory/prompt_recall.log): what was injected and why, or why nothing."""
-    head = " · ".join(e(entry[k]) for k in ("t", "session", "prompt") if entry.get(k))
-    injected = entry.get("injected") if isinstance(entry.get("injected"), list) else []
-    items = "".join(
-        f'<li><a href="{e(note_href(str(c.get("path", ""))))}">{e(c.get("path", ""))}</a> '
-        f"<span class=why>relevance {e(c.get('relevance'))}</span> <span class=why>keyword {e(c.get('keyword'))}</span> "
-        f"<span class=why>vector {e(c.get('vector'))}</span> <span class=why>tier {e(c.get('tier'))}</span></li>"
-        for c in injected
-        if isinstance(c, dict)
-    )
+    """One prompt's line of the log (memory/prompt_recall.log): what was injected and why, or why nothing
+    was, with the best candidates' evidence against the bar."""
+    head = " · ".join(t(entry[k], 200) for k in ("t", "session", "prompt") if entry.get(k))
+    injected = [c for c in entry.get("injected") or [] if isinstance(c, dict)]
+    considered = [c for c in entry.get("considered") or [] if isinstance(c, dict)][:3]
     outcome = (
-        f"<ul class=injected>{items}</ul>"
-        if items
+        f"<p>injected:</p><ul class=injected>{''.join(_evidence(c) for c in injected)}</ul>"
+        if injected
         else f"<p class=abstain>nothing injected: {e(entry.get('abstained') or entry.get('text') or '')}</p>"
+        + (f"<ul class=considered>{''.join(_evidence(c) for c in considered)}</ul>" if considered else "")
     )
     return (
-        f"<li><div class=loghead>{head or e(entry.get('text', ''))}</div>{outcome}"
+        f"<li><div class=loghead>{head or t(entry.get('text', ''))}</div>{outcome}"
         f"<details><summary>details</summary><pre class=json>{e(json.dumps(entry, ensure_ascii=False, indent=1))}</pre>"
         "</details></li>"
+    )
+
+
+def _evidence(c: dict[str, Any]) -> str:
+    path = str(c.get("path", ""))
+    return (
+        f'<li><a href="{e(note_href(path))}">{t(path)}</a> '
+        + " ".join(
+            f"<span class=why>{k} {e(c.get(k))}</span>" for k in ("relevance", "keyword", "vector", "tier") if k in c
+        )
+        + "</li>"
     )
 
 
