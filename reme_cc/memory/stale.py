@@ -230,15 +230,17 @@ CHECK_SECONDS = 5.0  # and at most this long
 MAX_LISTED = 30  # names per folder shown to a review
 
 
-def project_roots(ctx: Any, value: Any) -> dict[str, str]:
-    """{name: root} of a note's ``project`` value whose root folder exists on this machine."""
+def project_roots(ctx: Any, value: Any, known: dict[str, str] | None = None) -> dict[str, str]:
+    """{name: root} of a note's ``project`` value whose root folder exists on this machine (``known``:
+    the workspace's projects, read from the index when not given)."""
     from ..index import readonly
     from .project import names_of
 
     names = names_of(value)
     if not names:
         return {}
-    known = ctx.index.read(readonly.known_projects)
+    if known is None:
+        known = ctx.index.read(readonly.known_projects)
     return {n: known[n] for n in names if known.get(n) and os.path.isdir(known[n])}
 
 
@@ -281,6 +283,7 @@ def mark_stale(ctx: Any, day: str) -> list[str]:
 
     deadline = time.monotonic() + CHECK_SECONDS
     rows = ctx.index.read(readonly.catalog_rows)
+    known = ctx.index.read(readonly.known_projects)  # once: it reads every file's frontmatter
     out: list[tuple[str, str]] = []
     checked = 0
     for path, _name, _description, extra, _date in rows:
@@ -290,7 +293,7 @@ def mark_stale(ctx: Any, day: str) -> list[str]:
             project = (_json.loads(extra or "{}") or {}).get("project")
         except (ValueError, AttributeError):
             continue
-        roots = project_roots(ctx, project) if project else {}
+        roots = project_roots(ctx, project, known) if project else {}
         if not roots:
             continue
         checked += 1
