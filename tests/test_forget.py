@@ -126,7 +126,7 @@ def _git(root: Path, *args: str) -> bytes:
 
 
 def _git_workspace(root: Path) -> None:
-    _git(root, "init", "-q")
+    _git(root, "init", "-q", "-b", "main")
     (root / ".gitignore").write_text("metadata/\n")
     for key, value in (("user.email", "t@example.invalid"), ("user.name", "t")):
         _git(root, "config", key, value)
@@ -208,7 +208,7 @@ def test_purge_history_leaves_no_git_object_holding_it(ws):
 
     done = _cli(root, "forget", SECRET, "--yes", "--purge-history", "--force-remote")
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "commit(s) of history rewritten" in done.stdout
+    assert "git history rewritten: 3 commit(s) of main" in done.stdout  # the two, and forget's own
     assert _holders(root, SECRET.encode()) == []
     objects = _git(root, "cat-file", "--batch-all-objects", "--batch")
     assert SECRET.encode() not in objects.lower()

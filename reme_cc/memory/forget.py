@@ -103,6 +103,7 @@ class ForgetResult:
     deleted: list[str] = field(default_factory=list)
     commit: str | None = None
     purged: int = 0  # commits rewritten by purge_history
+    refs: list[str] = field(default_factory=list)  # the branches and tags it rewrote
     left: list[str] = field(default_factory=list)  # files that still hold it after the run
     notes: list[str] = field(default_factory=list)
 
@@ -110,8 +111,12 @@ class ForgetResult:
         lines = [
             f"forgotten: {len(self.rewritten)} file(s) rewritten, {len(self.deleted)} deleted, index scrubbed"
             + (f", git commit {self.commit[:10]}" if self.commit else "")
-            + (f", {self.purged} commit(s) of history rewritten" if self.purged else "")
         ]
+        if self.purged:
+            lines.append(
+                f"git history rewritten: {self.purged} commit(s) of {', '.join(self.refs)}; every commit id "
+                "changed, the old objects were pruned (other clones keep their copies)"
+            )
         lines += [f"  rewritten {p}" for p in self.rewritten] + [f"  deleted   {p}" for p in self.deleted]
         if self.left:
             lines.append(f"STILL THERE: {', '.join(self.left)}")
@@ -226,10 +231,8 @@ def _kind(ws: Workspace, rel: str) -> str:
         return "copy" if inner.startswith(gitlog.RUNS_DIR.split("/", 1)[1] + "/") else "derived"
     if top == "session":
         return "session"
-    if top in CONTENT_LAYERS:
-        if rel.lower().endswith(DOCUMENT_EXTS + IMAGE_EXTS) or name.startswith("."):
-            return "document"
-        return "note"
+    if top in CONTENT_LAYERS and not name.startswith("."):  # a hidden file is no note: listed, not rewritten
+        return "document" if rel.lower().endswith(DOCUMENT_EXTS + IMAGE_EXTS) else "note"
     return "other"
 
 
@@ -428,13 +431,16 @@ def check_purge(ws: Workspace, *, force_remote: bool) -> None:
         raise ConflictError("the workspace's git index has staged changes; commit or unstage them, then run again")
 
 
-def purge_history(ws: Workspace, pat: re.Pattern[bytes] | None, deleted: list[str], *, force_remote: bool) -> int:
+def purge_history(
+    ws: Workspace, pat: re.Pattern[bytes] | None, deleted: list[str], *, force_remote: bool
+) -> tuple[int, list[str]]:
     """Rewrite every commit: the text replaced (paths and messages too), the deleted notes dropped;
-    then the old objects pruned. Returns how many commits were rewritten."""
+    then the old objects pruned. Returns (commits rewritten, the refs that hold them)."""
     if not gitlog.is_git_repo(ws):
-        return 0
+        return 0, []
     check_purge(ws, force_remote=force_remote)
     count = len(_git(ws, "rev-list", "--all").stdout.split())
+    refs = _git(ws, "for-each-ref", "--format=%(refname:short)").stdout.decode(errors="replace").split()
     exported = _git(ws, "fast-export", "--all", "--signed-tags=strip", "--tag-of-filtered-object=rewrite")
     if exported.returncode != 0:
         raise ReMeError(f"git fast-export failed: {exported.stderr.decode(errors='replace').strip()[-200:]}")
@@ -446,7 +452,7 @@ def purge_history(ws: Workspace, pat: re.Pattern[bytes] | None, deleted: list[st
         proc = _git(ws, *args)
         if proc.returncode != 0:
             raise ReMeError(f"git {args[0]} failed: {proc.stderr.decode(errors='replace').strip()[-200:]}")
-    return count
+    return count, refs
 
 
 def _rewrite_stream(stream: bytes, pat: re.Pattern[bytes] | None, deleted: set[str]) -> bytes:
@@ -486,16 +492,26 @@ def forget(ctx: Context, plan: ForgetPlan, *, history: bool = False, force_remot
     if history and gitlog.is_git_repo(ws):
         check_purge(ws, force_remote=force_remote)  # before anything changes
     ctx.index.read(lambda conn: conn.execute("PRAGMA secure_delete=ON"))  # deleted rows leave zeros behind
-    with ctx.notes.lock():
-        _apply_notes(ctx, plan, pat, result)
-        for place in plan.places:
-            if place.kind in ("copy", "derived", "cache"):
-                _rewrite_metadata(ws, place, pat, result)
-        if not _scrub_index(ctx):
-            result.notes.append("note: a reader kept the index's write-ahead log busy; run forget again to truncate it")
-        _commit(ws, result)
-        if history:
-            result.purged = purge_history(ws, pat, plan.nodes, force_remote=force_remote)
+    worker = _embed_lock(ws)  # held throughout: no embedding worker starts while the rows change
+    if worker is None:
+        result.notes.append(
+            "note: the embedding worker stayed busy for 30 s; vectors of the old text may come back: "
+            "run forget again once `status` shows no embedding backlog"
+        )
+    try:
+        with ctx.notes.lock():
+            _apply_notes(ctx, plan, pat, result)
+            for place in plan.places:
+                if place.kind in ("copy", "derived", "cache"):
+                    _rewrite_metadata(ws, place, pat, result)
+            if not _scrub_index(ctx):
+                result.notes.append("note: a reader kept the index's write-ahead log busy; run forget again")
+            _commit(ws, result)
+            if history:
+                result.purged, result.refs = purge_history(ws, pat, plan.nodes, force_remote=force_remote)
+    finally:
+        if worker is not None:
+            worker.release()
     result.rewritten = [p for p in dict.fromkeys(result.rewritten) if p not in result.deleted]
     result.left = _left(ws, pat, plan.nodes)
     result.notes.append(
@@ -525,24 +541,20 @@ def _apply_notes(ctx: Context, plan: ForgetPlan, pat: re.Pattern[bytes] | None, 
 
 
 def _scrub_index(ctx: Context) -> bool:
-    """database.scrub while no embedding worker can put a vector of a removed chunk back; this
-    process's in-memory keyword index and vectors let go (they were built from the old rows)."""
+    """database.scrub; this process's in-memory keyword index and vectors let go (they were built
+    from the old rows)."""
     from ..index.database import scrub
 
-    worker = _embed_lock(ctx.workspace)
-    try:
-        scrubbed = scrub(ctx.index.db)
-    finally:
-        if worker is not None:
-            worker.release()
+    scrubbed = scrub(ctx.index.db)
     ctx.index.keywords.discard()
     ctx.index.vectors.reset()
     return scrubbed
 
 
 def _embed_lock(ws: Workspace) -> Any:
-    """The embedding worker's lock (a worker embedding a chunk read before the scrub would put its
-    vector back), waited for briefly; None when it stays busy (the scrub then runs without it)."""
+    """The embedding worker's lock (a worker embedding a chunk it read before the rewrite would put
+    its vector back after the scrub; and while it is held no writer starts one), waited for briefly;
+    None when a worker keeps it (the scrub then runs without it)."""
     from filelock import Timeout
 
     from ..index import catchup
