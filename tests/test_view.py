@@ -141,6 +141,9 @@ def build_workspace(ws) -> dict[str, bytes]:  # noqa: ANN001 - a Workspace
         ],
     }
     gitlog.save_run(ws, "run1", rec, {"date": "2026-06-20", "summary": summary, "commit": sha, "finished": "now"})
+    from reme_cc.memory.failures import record_failure
+
+    record_failure(ws, "recorder", "Error: Not logged in. Please run /login")  # as a failing recorder leaves it
     ws.write_text(
         "daily/2026-06-21/secret.md", "---\nname: Secret card\n---\nThe pin is hunter2-walrus, do not keep it.\n"
     )
@@ -276,6 +279,10 @@ def test_pages_load(browser, viewer, shots):
         h1 = by_css(browser, "h1")
         assert h1 and h1[0].text.startswith(title), (path, browser.page_source[:500])
         browser.save_screenshot(str(shots / (path.strip("/").split("?")[0].replace("/", "-") + ".png")))
+    browser.get(viewer.base + "/health")
+    health = by_css(browser, "main")[0].text
+    assert "not logged in" in health.lower() and "fix: run /login in Claude Code" in health
+    assert "keyword search only" in health and "0 / 200 runs" in health
     browser.get(viewer.base + "/timeline")
     text = by_css(browser, "main")[0].text
     assert "alpha" in text and "beta" in text and "Fixed the deploy script" in text and "session s-111" in text

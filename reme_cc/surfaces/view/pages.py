@@ -502,7 +502,7 @@ def _search_results(app: ViewApp, snap: data.Snapshot, q: str, query: dict[str, 
             + (f" <span class=why>date {e(date)}</span>" if date else "")
         )
         out.append(
-            f'<li class=hit><a href="{e(note_href(path))}#L{h.start_line}">{t(name)}</a>'
+            f'<li class=hit><a href="{e(note_href(path))}">{t(name)}</a>'
             f"{_labels(row.meta if row else {}, team)} <small class=path>{e(path)}:{h.start_line}-{h.end_line}</small>"
             f"<div class=whyline>why: {why}</div><pre class=snippet>{e(h.text.strip()[:600])}</pre></li>"
         )
@@ -676,7 +676,7 @@ def health_page(app: ViewApp, query: dict[str, str]) -> Page:
     worker = embedding.get("worker") or {}
     content = (
         "<h1>Health</h1>"
-        f"<section class=box><h2>Vectors</h2><p>{e(st.get('embedding_summary', ''))}</p>"
+        f"<section class=box><h2>Vectors</h2><p>{e(st.get('embedding_summary') or _no_vectors(st))}</p>"
         f'<meter min=0 max=100 value="{e(embedding.get("percent") or 0)}"></meter></section>'
         f"<section class=box><h2>Background work</h2><p>embedding worker: {'running (pid ' + e(worker.get('pid')) + ')' if worker.get('running') else 'not running'}; "
         f"freshness: {e((st.get('freshness') or {}).get('mode', ''))}; last sync {e(st.get('last_sync', ''))}</p></section>"
@@ -686,6 +686,12 @@ def health_page(app: ViewApp, query: dict[str, str]) -> Page:
         f"<details><summary>full status</summary><pre>{e(result.text())}</pre></details>"
     )
     return layout(app, "Health", content, "/health")
+
+
+def _no_vectors(st: dict[str, Any]) -> str:
+    if st.get("embedding_error"):
+        return f"no vectors: {st['embedding_error']}"
+    return f"embedding backend {st.get('embedding_backend') or 'none'}: keyword search only"
 
 
 def _int(value: str | None, default: int) -> int:
