@@ -141,7 +141,9 @@ def _neighbor(n: Neighbor, workspace: str) -> str:
     "Search the ReMe long-term memory (daily notes, digest nodes, resources) by meaning and by keyword "
     "(hybrid vector + BM25). Returns the best chunks with path:lines and scores, plus each "
     "hit's linked notes (outlinks →, inlinks ←) by name and description only; read a path to see more. "
-    "Filter by start_date/end_date (YYYY-MM-DD) and folder.",
+    "Filter by start_date/end_date (YYYY-MM-DD) and folder. A hit whose note no longer holds says so "
+    "(status: superseded, with what replaced it, or stale: it cites a file its project no longer has), "
+    "after the current ones; as_of (YYYY-MM-DD) answers what memory said on that day.",
     read_only=True,
     idempotent=True,
     positional=("query",),
