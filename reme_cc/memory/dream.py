@@ -495,7 +495,8 @@ def review_prompt(ws: Workspace, unit: Unit) -> str:
         cited = stale.citations(ws.read_bytes(unit.review).decode("utf-8", "replace"))
         for folder, names in stale.nearby_entries(root, cited):
             shown = ", ".join(one_line(n, 80) for n in names) or "(empty or missing)"
-            lines.append(f"- {one_line(folder or '.', 120)}/: {shown}")
+            # a repository's names: no <unit> tag of theirs may end or open a unit of the coordinator's
+            lines.append(neutralise(f"- {one_line(folder or '.', 120)}/: {shown}", ("unit",)))
     lines.append(
         f"\nRead {unit.review}, search the memory for what replaced the missing file, command or symbol, then "
         "decide FIX, SUPERSEDE or KEEP as your instructions say, and end with the JSON line."
