@@ -332,6 +332,9 @@ def test_search_shows_hits_with_their_why(browser, viewer, shots):
     paths = " ".join(h.text for h in hits)
     assert "daily/2026-06-20/deploy-fix.md" in paths and "digest/procedure/deploy.md" in paths
     browser.save_screenshot(str(shots / "search.png"))
+    assert len(hits) == 10  # a page of hits, then twice as many on asking
+    click_and_load(browser, by_css(browser, "p.pager a")[0])
+    assert len(by_css(browser, "li.hit")) > 10 and "limit=20" in browser.current_url
 
 
 def test_what_a_prompt_would_recall_and_the_recall_log(browser, viewer, shots):

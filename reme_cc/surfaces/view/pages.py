@@ -34,7 +34,8 @@ NAV = (
     ("/recall-log", "Recall log"),
     ("/health", "Health"),
 )
-SEARCH_LIMIT = 20
+SEARCH_LIMIT = 10  # hits on the page; "more" asks again for twice as many, up to the tool's 100
+DREAMS_PER_PAGE = 10
 
 
 def e(value: Any) -> str:
@@ -479,7 +480,8 @@ def search_page(app: ViewApp, query: dict[str, str]) -> Page:
 def _search_results(app: ViewApp, snap: data.Snapshot, q: str, query: dict[str, str]) -> str:
     from ...tools import all_tools
 
-    arguments = {"query": q, "limit": SEARCH_LIMIT}
+    limit = min(100, max(1, _int(query.get("limit"), SEARCH_LIMIT)))
+    arguments = {"query": q, "limit": limit}
     for key, name in (("project", "project"), ("start", "start_date"), ("end", "end_date"), ("folder", "folder")):
         if query.get(key):
             arguments[name] = query[key]
@@ -507,6 +509,11 @@ def _search_results(app: ViewApp, snap: data.Snapshot, q: str, query: dict[str, 
             f"<div class=whyline>why: {why}</div><pre class=snippet>{e(h.text.strip()[:600])}</pre></li>"
         )
     out.append("</ol>")
+    if len(result.results) == limit and limit < 100:
+        more = {k: v for k, v in query.items() if k in ("q", "project", "start", "end", "folder")}
+        out.append(
+            f'<p class=pager><a href="/search?{e(urlencode({**more, "limit": min(100, 2 * limit)}))}">more</a></p>'
+        )
     return "".join(out)
 
 
@@ -552,7 +559,9 @@ def dreams_page(app: ViewApp, query: dict[str, str]) -> Page:
     parts = ["<h1>Dreams</h1>"]
     if not runs:
         parts.append("<p>No dream has run yet (<code>reme-cc dream</code>, or the automatic one once a day).</p>")
-    for run in reversed(runs):
+    page = max(0, _int(query.get("page"), 0))
+    newest_first = list(reversed(runs))
+    for run in newest_first[page * DREAMS_PER_PAGE : (page + 1) * DREAMS_PER_PAGE]:  # a diff is a git call
         summary = run.get("summary") or {}
         head = (
             f"{summary.get('created', 0)} created, {summary.get('corroborated', 0)} corroborated, "
@@ -583,6 +592,10 @@ def dreams_page(app: ViewApp, query: dict[str, str]) -> Page:
         if run.get("changes"):
             parts.append(f"<details><summary>diff</summary>{_diff_html(data.dream_diff(app.ctx, run))}</details>")
         parts.append("</section>")
+    nav = [f'<a href="/dreams?page={page - 1}">newer</a>'] if page > 0 else []
+    if (page + 1) * DREAMS_PER_PAGE < len(runs):
+        nav.append(f'<a href="/dreams?page={page + 1}">older</a>')
+    parts.append(f"<p class=pager>{' · '.join(nav)}</p>")
     return layout(app, "Dreams", "".join(parts), "/dreams", notice=query.get("done", ""))
 
 
