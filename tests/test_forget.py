@@ -385,3 +385,31 @@ def test_a_document_is_listed_then_forgotten_by_its_path(ctx):
     assert _holders(root, b"market grew 38%") == [] and _holders(root, "钠离子".encode()) == []
     node = (root / "digest/wiki/batteries.md").read_text()
     assert "report.pdf" not in node and f"- [[daily/{DATE}/card]]" in node  # the other source stays
+
+
+def test_what_forget_cannot_rewrite_is_named_with_what_to_do(ctx):
+    """A team memory's derived index, a binary file in metadata/, a hidden file in a layer and a file
+    whose name holds the text are listed as places it cannot rewrite, each with the way out."""
+    from reme_cc.memory.forget import forget, plan_forget
+
+    root = ctx.workspace.root
+    _write(root, "digest/wiki/deploy.md", f"---\nname: Deploy\n---\nkey {SECRET}\n\n## Sources\n- [[daily/x]]\n")
+    (root / "metadata/team/shop-0123456789abcdef").mkdir(parents=True)
+    (root / "metadata/team/shop-0123456789abcdef/index.sqlite").write_bytes(b"SQLite format 3\0" + SECRET.encode())
+    (root / "metadata/blob.bin").write_bytes(b"\0\1\2" + SECRET.encode())
+    _write(root, "resource/.notes.txt", SECRET)
+    _write(root, f"resource/{SECRET}.md", "a note named after it\n")
+    plan = plan_forget(ctx, SECRET)
+    blocked = {p.path: p.kind for p in plan.blockers}
+    assert blocked == {
+        "metadata/team/shop-0123456789abcdef/index.sqlite": "team",
+        "metadata/blob.bin": "other",
+        "resource/.notes.txt": "other",
+        f"resource/{SECRET}.md": "name",
+    }
+    result = forget(ctx, plan)
+    # the index keeps the path of the file named after it, until it is renamed
+    assert set(result.left) == {*blocked, "metadata/index.sqlite"}
+    assert "[FORGOTTEN]" in (root / "digest/wiki/deploy.md").read_text()
+    text = result.text()
+    assert "forget it there" in text and "rename or delete it" in text and "edit it by hand" in text

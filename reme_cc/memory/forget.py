@@ -59,7 +59,7 @@ _LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 @dataclass
 class Place:
     path: str  # workspace-relative
-    kind: str  # note | node | link | session | copy | derived | cache | index | document | name | other
+    kind: str  # note | node | link | session | copy | derived | cache | index | document | name | team | other
     count: int  # occurrences (links, for kind "link")
     action: str  # rewrite | delete | drop links | scrub | cannot
     lines: list[int] = field(default_factory=list)  # 1-based, the first few
@@ -130,6 +130,7 @@ _BLOCKER = {
     "document": "a document reme cannot edit; delete it (`reme-cc delete {path}`) or edit it, then forget again",
     "name": "its file name holds the text; rename or delete it, then forget again",
     "other": "not a memory file; edit it by hand",
+    "team": "derived from a repository's team memory (.reme/): forget it there, where the team's notes are",
 }
 
 
@@ -226,6 +227,8 @@ def _kind(ws: Workspace, rel: str) -> str:
         inner = rel[len(meta) + 1 :]
         if inner.startswith("index.sqlite"):
             return "index"
+        if inner.startswith("team/"):
+            return "team"
         if inner.startswith(DERIVED) or inner.startswith("extract/"):
             return "cache"
         return "copy" if inner.startswith(gitlog.RUNS_DIR.split("/", 1)[1] + "/") else "derived"
@@ -304,7 +307,7 @@ def plan_forget(ctx: Context, given: str) -> ForgetPlan:
                 plan.nodes.append(rel)
                 plan.places.append(Place(rel, "node", n, "delete", lines))
                 continue
-        action = {"cache": "delete", "document": "cannot", "other": "cannot"}.get(kind, "rewrite")
+        action = {"cache": "delete", "document": "cannot", "other": "cannot", "team": "cannot"}.get(kind, "rewrite")
         plan.places.append(Place(rel, kind, n, action, lines))
     if text is None:
         plan.places += _extractions(ws, deleting)
@@ -645,10 +648,12 @@ def _commit(ws: Workspace, result: ForgetResult) -> None:
 
 
 def _left(ws: Workspace, pat: re.Pattern[bytes] | None, deleted: list[str]) -> list[str]:
-    """Files that still hold it (raw bytes): what the run could not remove."""
+    """Files that still hold it (raw bytes, or in their name): what the run could not remove."""
     if pat is None:
         return [d for d in deleted if (ws.root / d).exists()]
-    return [rel for rel in _files(ws) if _file_holds(ws.root / rel, pat)]
+    return [
+        rel for rel in _files(ws) if pat.search(rel.encode(errors="surrogateescape")) or _file_holds(ws.root / rel, pat)
+    ]
 
 
 # ---- the record ---------------------------------------------------------------------------------
