@@ -58,8 +58,10 @@ def test_cases_are_labelled_consistently():
     dev = {p for c, p in zip(CASES, prompts) if c.split == "dev"}
     test = {p for c, p in zip(CASES, prompts) if c.split == "test"}
     assert not dev & test and dev | test == set(prompts)
-    for kind, total in kinds.items():  # about half of each kind in each split
-        assert abs(sum(c.kind == kind and c.split == "dev" for c in CASES) - total / 2) <= 1, kind
+    strata = Counter((c.kind, pr.language(c.prompt)) for c in CASES)
+    for (kind, lang), total in strata.items():  # about half of each kind and language in each split
+        dev_n = sum(c.kind == kind and pr.language(c.prompt) == lang and c.split == "dev" for c in CASES)
+        assert abs(dev_n - total / 2) <= 1, (kind, lang)
     for c in CASES:
         assert c.kind in pr.KINDS and c.split in pr.SPLITS
         assert bool(c.expected) == (c.kind in ("hit", "xling")), c

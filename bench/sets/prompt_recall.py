@@ -2242,9 +2242,9 @@ def _project_of(group: str) -> str:
 
 
 def _split(rows: list[tuple[str, str, str, tuple[str, ...], str]]) -> list[Case]:
-    """Half of each kind to dev, half to test: ordered by target (so a note's prompts are spread over both)
-    and a hash of the prompt, then alternated."""
-    rows = sorted(rows, key=lambda r: (r[2], r[4], hashlib.sha256(r[0].encode()).hexdigest()))
+    """Half of each kind to dev, half to test, and so of each language: ordered by kind, language, target
+    (so a note's prompts are spread over both) and a hash of the prompt, then alternated."""
+    rows = sorted(rows, key=lambda r: (r[2], language(r[0]), r[4], hashlib.sha256(r[0].encode()).hexdigest()))
     out, seen = [], {}
     for prompt, cwd, kind, expected, _ in rows:
         i = seen.get(kind, 0)
