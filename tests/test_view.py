@@ -320,6 +320,13 @@ def test_graph_draws_its_nodes(browser, viewer, shots):
     by_css(browser, "input[value=daily]")[0].click()  # with the cards
     by_css(browser, "#graph-filters button")[0].click()
     assert wait_for(lambda: canvas.get_attribute("data-nodes") == "32")  # and the three cards
+    from selenium.webdriver.support.ui import Select
+
+    by_css(browser, "input[value=daily]")[0].click()  # digest nodes of project beta: there are none
+    Select(by_css(browser, "#graph-filters select")[0]).select_by_value("beta")
+    by_css(browser, "#graph-filters button")[0].click()
+    assert wait_for(lambda: canvas.get_attribute("data-nodes") == "0" and canvas.get_attribute("data-state") == "ready")
+    assert by_css(browser, "#graph-info")[0].text == "no notes match these filters"
 
 
 def test_search_shows_hits_with_their_why(browser, viewer, shots):
@@ -598,3 +605,42 @@ def test_no_browser_without_a_display_and_a_busy_port_is_one_line(viewer, monkey
     assert main(["--workspace", str(viewer.ws.root), "view", "--no-open", "--port", str(viewer.port)]) == 1
     err = capsys.readouterr().err
     assert f"cannot listen on 127.0.0.1:{viewer.port}" in err and "another --port" in err
+
+
+@pytest.mark.slow
+def test_a_graph_of_2000_nodes_is_interactive_within_2_seconds(browser, tmp_path):
+    """Issue 27's budget, in the browser: from navigation start to the first drawing of 2,000 digest nodes
+    (the page, its script, graph.json, the first layout steps), every node drawn once the layout settles."""
+    from reme_cc.base.workspace import Workspace
+
+    ws = Workspace(tmp_path / "big")
+    for i in range(2000):
+        links = " ".join(f"[[n{(i * 7 + k * 13) % 2000}]]" for k in range(3))
+        (ws.root / "digest" / "wiki").mkdir(parents=True, exist_ok=True)
+        (ws.root / "digest" / "wiki" / f"n{i}.md").write_text(
+            f"---\nname: Node {i}\ndescription: node {i}\n---\nSee {links}.\n", encoding="utf-8"
+        )
+    v = start_viewer(ws)
+    try:
+        cookie = session_cookie(v)
+
+        def complete() -> bool:  # the new workspace is indexed in the background: wait for all of it
+            data = json.loads(request(v, "GET", "/graph.json", headers={"Cookie": cookie})[1])
+            return len(data["nodes"]) == 2000 and len(data["links"]) >= 5000
+
+        assert wait_for(complete, 120)
+        login(browser, v)
+        browser.get(v.base + "/graph")
+        canvas = by_css(browser, "#graph")[0]
+        assert wait_for(lambda: canvas.get_attribute("data-state") == "ready", 30), by_css(browser, "#graph-info")[
+            0
+        ].text
+        assert canvas.get_attribute("data-nodes") == "2000" and int(canvas.get_attribute("data-links")) >= 5000
+        ready_ms = int(canvas.get_attribute("data-ready-ms"))
+        print(f"2,000-node graph interactive {ready_ms} ms after navigation start")
+        assert ready_ms < 2000
+        assert wait_for(lambda: canvas.get_attribute("data-settled"), 60)
+        assert canvas.get_attribute("data-drawn") == "2000"
+    finally:
+        v.proc.terminate()
+        v.proc.wait(10)

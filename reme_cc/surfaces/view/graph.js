@@ -46,7 +46,8 @@
       x[i] = r * Math.cos(a); y[i] = r * Math.sin(a);
     }
     alpha = 1; hover = -1;
-    info.textContent = n + " nodes, " + g.links.length + " links" + (g.cut ? " (first " + n + " shown: narrow the filters)" : "");
+    info.textContent = n ? n + " nodes, " + g.links.length + " links" + (g.cut ? " (first " + n + " shown: narrow the filters)" : "")
+      : "no notes match these filters";
     canvas.dataset.nodes = String(n);
     canvas.dataset.links = String(g.links.length);
     resize();
@@ -56,6 +57,7 @@
 
   function step() {
     var n = x.length, i, j, c;
+    if (!n) { alpha = 0; return; }
     // grid buckets (counting sort), then repulsion between nodes of neighbouring cells
     var minx = Infinity, miny = Infinity, maxx = -Infinity, maxy = -Infinity;
     for (i = 0; i < n; i++) { if (x[i] < minx) minx = x[i]; if (x[i] > maxx) maxx = x[i]; if (y[i] < miny) miny = y[i]; if (y[i] > maxy) maxy = y[i]; }

@@ -89,6 +89,14 @@ def action_form(app: ViewApp, action: str, fields: dict[str, str], label: str, c
     return f'<form method=post action="{e(action)}" class=inline{ask}>{csrf_field(app)}{hidden}<button>{e(label)}</button></form>'
 
 
+def indexing_note(app: ViewApp) -> str:
+    """While the index takes in a burst of files in the background, the listings show what it has so far."""
+    progress = app.ctx.index.indexing()
+    if not progress:
+        return ""
+    return f"<p class=warn>the index is taking in files ({progress[0]:,} of {progress[1]:,}): reload for the rest</p>"
+
+
 def link_to(snap: data.Snapshot, path: str) -> str:
     row = snap.files.get(path)
     name = (row.name if row and row.name else path.rsplit("/", 1)[-1]) if row else path
@@ -140,6 +148,7 @@ def timeline(app: ViewApp, query: dict[str, str]) -> Page:
     )
     parts = [
         "<h1>Timeline</h1>",
+        indexing_note(app),
         '<form class=filters method=get action="/timeline"><label>project <select name=project>'
         f'<option value="">all</option>{options}</select></label><button>show</button></form>',
     ]
@@ -426,7 +435,8 @@ def graph_page(app: ViewApp, query: dict[str, str]) -> Page:
         app,
         "Graph",
         "<h1>Graph</h1>"
-        f'<form id=graph-filters class=filters>{boxes}<label>project <select name=project><option value="">all</option>{options}</select></label>'
+        + indexing_note(app)
+        + f'<form id=graph-filters class=filters>{boxes}<label>project <select name=project><option value="">all</option>{options}</select></label>'
         f'<label>from <input type=date name=start value="{e(query.get("start", ""))}"></label>'
         f'<label>to <input type=date name=end value="{e(query.get("end", ""))}"></label><button>show</button></form>'
         "<p id=graph-info class=info>drawing…</p>"
