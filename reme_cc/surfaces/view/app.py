@@ -107,7 +107,7 @@ class ViewApp:
                 self.ctx.index.watch()
                 snap = self.catalog()
                 render_markdown("# [[warm up]]", snap.resolve, snap.describe)  # the stems, mistletoe
-                all_tools()["search"].run(self.ctx, {"query": "warm up", "limit": 1})
+                all_tools()["search"].run(self.ctx, {"query": "warm up 预热", "limit": 1})  # jieba too
         except ReMeError:
             pass  # the page that needs it says what is wrong
         finally:
