@@ -172,9 +172,10 @@ class Viewer:
         self.port = parts.port
 
 
-def start_viewer(ws, *args: str) -> Viewer:  # noqa: ANN001
+def start_viewer(ws, *args: str, cwd: Path | None = None) -> Viewer:  # noqa: ANN001
     proc = subprocess.Popen(
         [sys.executable, "-m", "reme_cc", "--workspace", str(ws.root), "view", "--no-open", "--json", *args],
+        cwd=cwd,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -641,6 +642,29 @@ def test_a_graph_of_2000_nodes_is_interactive_within_2_seconds(browser, tmp_path
         assert ready_ms < 2000
         assert wait_for(lambda: canvas.get_attribute("data-settled"), 60)
         assert canvas.get_attribute("data-drawn") == "2000"
+    finally:
+        v.proc.terminate()
+        v.proc.wait(10)
+
+
+def test_team_notes_are_labelled_and_not_editable(viewer, tmp_path):
+    """Started in a repository with team memory (.reme/), search spans it as the tools do, and a team
+    note says whose it is and offers no edit, pin or forget."""
+    repo = tmp_path / "repo"
+    (repo / ".reme" / "digest" / "wiki").mkdir(parents=True)
+    subprocess.run(["git", "init", "-q", str(repo)], check=True)
+    (repo / ".reme" / "digest" / "wiki" / "team.md").write_text(
+        "---\nname: Team wombatcache rule\ndescription: shared\n---\nThe wombatcache is flushed nightly.\n"
+    )
+    v = start_viewer(viewer.ws, cwd=repo)
+    try:
+        cookie = session_cookie(v)
+        page = request(v, "GET", "/search?q=wombatcache&project=all", headers={"Cookie": cookie})[1]
+        assert "team memory (written by others)" in page and ".reme/digest/wiki/team.md" in page
+        status, note, _ = request(v, "GET", "/note?path=.reme/digest/wiki/team.md", headers={"Cookie": cookie})
+        assert status == 200 and "team memory (written by others)" in note and "Team wombatcache rule" in note
+        assert "/edit?" not in note and 'action="/pin"' not in note and "/forget?" not in note
+        assert request(v, "GET", "/edit?path=.reme/digest/wiki/team.md", headers={"Cookie": cookie})[0] == 409
     finally:
         v.proc.terminate()
         v.proc.wait(10)
