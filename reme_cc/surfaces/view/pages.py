@@ -289,7 +289,7 @@ def note_page(app: ViewApp, query: dict[str, str]) -> Page:
         app,
         note.name or rel,
         f"<h1>{t(note.name or rel)}{_labels(note.meta, team)}</h1>"
-        f"<p class=path>{e(shown_path)}</p><p class=actions>{''.join(actions)}</p>"
+        f"<p class=path>{e(shown_path)}</p><div class=actions>{''.join(actions)}</div>"
         f"{fm}<div class=columns><article class=markdown>{body_html}</article>"
         f"<aside>{sources}{backlinks}</aside></div>",
         notice=query.get("done", ""),
