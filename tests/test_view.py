@@ -318,6 +318,24 @@ def test_graph_draws_its_nodes(browser, viewer, shots):
     wait_for(lambda: canvas.get_attribute("data-settled"))
     assert int(canvas.get_attribute("data-drawn")) == nodes  # every node inside the canvas
     browser.save_screenshot(str(shots / "graph.png"))
+    from selenium.webdriver.common.action_chains import ActionChains
+
+    # interactive: a drag moves the view, and a click on a node opens its note
+    before = browser.execute_script("return remeGraph.at('digest/wiki/wiki-canary.md')")
+    ActionChains(browser).scroll_to_element(canvas).perform()
+    ActionChains(browser).click_and_hold(canvas).move_by_offset(40, 25).release().perform()
+    after = browser.execute_script("return remeGraph.at('digest/wiki/wiki-canary.md')")
+    assert abs(after[0] - before[0] - 40) < 2 and abs(after[1] - before[1] - 25) < 2, (before, after)
+    x, y = after
+    rect = browser.execute_script(
+        "var r = arguments[0].getBoundingClientRect(); return [r.left, r.top, r.width, r.height]", canvas
+    )
+    offset = (round(x - rect[0] - rect[2] / 2), round(y - rect[1] - rect[3] / 2))  # from the canvas centre
+    ActionChains(browser).move_to_element_with_offset(canvas, *offset).click().perform()
+    assert wait_for(lambda: "/note?path=digest%2Fwiki%2Fwiki-canary.md" in browser.current_url), browser.current_url
+    browser.back()
+    canvas = by_css(browser, "#graph")[0]
+    assert wait_for(lambda: canvas.get_attribute("data-state") == "ready")
     by_css(browser, "input[value=daily]")[0].click()  # with the cards
     by_css(browser, "#graph-filters button")[0].click()
     assert wait_for(lambda: canvas.get_attribute("data-nodes") == "32")  # and the three cards
@@ -668,3 +686,29 @@ def test_team_notes_are_labelled_and_not_editable(viewer, tmp_path):
     finally:
         v.proc.terminate()
         v.proc.wait(10)
+
+
+def test_a_dream_without_git_shows_its_diff_from_the_saved_copies(tmp_path):
+    """No git repository: the run's diff comes from its before-copies against the files, and says so
+    when a file changed again since the dream."""
+    from reme_cc.base.config import Config
+    from reme_cc.base.workspace import Workspace
+    from reme_cc.memory.context import Context
+    from reme_cc.surfaces.view.data import dream_diff
+
+    ws = Workspace(tmp_path / "ws")
+    ws.write_text("digest/wiki/a.md", "first line\n")
+    rec = gitlog.ChangeRecorder(ws)
+    rec.snapshot(["digest"])
+    ws.write_text("digest/wiki/a.md", "first line\nadded by the dream\n")
+    ws.write_text("digest/wiki/b.md", "a new node\n")
+    rec.touched("digest/wiki/a.md", "digest/wiki/b.md")
+    run = gitlog.save_run(ws, "run1", rec, {"date": "2026-06-20"})
+    ctx = Context(ws, Config.load(ws.root))
+    try:
+        diff = dream_diff(ctx, run)
+        assert "+added by the dream" in diff and " first line" in diff and "+a new node" in diff
+        ws.write_text("digest/wiki/b.md", "edited since\n")
+        assert "digest/wiki/b.md: changed again since this dream" in dream_diff(ctx, run)
+    finally:
+        ctx.close()

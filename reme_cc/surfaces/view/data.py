@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from collections.abc import Callable
 from typing import Any
 
+from ...base.errors import ReMeError
 from ...index.catalog import generation
 from ...index.readonly import catalog_rows, resolved_links
 from ...memory.context import Context
@@ -202,7 +203,7 @@ def dream_diff(ctx: Context, run: dict[str, Any]) -> str:
 def _read(ws: Any, rel: str) -> bytes | None:
     try:
         return ws.read_bytes(rel)
-    except (OSError, ValueError, Exception):  # noqa: BLE001 - absent, refused: no text to show
+    except (OSError, ReMeError):  # absent, or refused (a symlink, a hard link): no text to show
         return None
 
 

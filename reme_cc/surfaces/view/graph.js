@@ -207,6 +207,15 @@
     draw();
   }, { passive: false });
   window.addEventListener("resize", function () { if (g) { resize(); draw(); } });
+  // where a note's node is on the screen (client coordinates), for tests and for the curious
+  window.remeGraph = {
+    at: function (path) {
+      var i = g ? g.nodes.findIndex(function (n) { return n.path === path; }) : -1;
+      if (i < 0) return null;
+      var rect = canvas.getBoundingClientRect();
+      return [rect.left + (x[i] * view.k + view.tx) / dpr(), rect.top + (y[i] * view.k + view.ty) / dpr()];
+    }
+  };
   form.addEventListener("submit", function (ev) {
     ev.preventDefault();
     view.userMoved = false;
