@@ -191,6 +191,7 @@ def run_set(
                         continue
                     ranked = [notes_of(idx, q, a.limit, folder=folder, **kw) for q, _ in queries]
                     table[mode] = score(ranked, queries)
+                table.update(limit5(idx, queries, folder))
                 rows["coverage"][cov] = table
                 if a.surfaces and name == "identifiers":
                     # a CLI or server on a partly embedded workspace starts its embedding worker unless
@@ -206,6 +207,21 @@ def run_set(
         finally:
             idx.close()
     return rows
+
+
+def limit5(idx: Index, queries: list[tuple[str, set[str]]], folder: str | None) -> dict:
+    """The default rule as the MCP search tool runs it (limit 5): recall over the hits' notes and the
+    share of searches whose 5 hits are 5 distinct notes, with one hit per note (the default) and with
+    ``chunks`` (every hit a chunk, as before issue 25)."""
+    out = {}
+    for label, chunks in (("default, limit 5, chunks", True), ("default, limit 5", False)):
+        lists = [
+            [h.path for h in run_search(idx, q, 5, expand=False, folder=folder, chunks=chunks).results]
+            for q, _ in queries
+        ]
+        out[label] = score([list(dict.fromkeys(paths)) for paths in lists], queries)
+        out[label]["distinct5"] = round(sum(len(set(paths)) == 5 for paths in lists) / max(1, len(lists)), 3)
+    return out
 
 
 # ---- the same exact-identifier queries through the CLI and the MCP server (limit 3) -------------------
@@ -264,7 +280,7 @@ def markdown(results: dict) -> str:
             for mode, m in table.items():
                 lines.append(
                     f"| {cov} % | {mode} | {m['R@1']:.3f} | {m['R@3']:.3f} | {m['R@5']:.3f} | {m['R@10']:.3f} "
-                    f"| {m['MRR']:.3f} |"
+                    f"| {m['MRR']:.3f} |" + (f" 5 distinct notes in {m['distinct5']:.3f}" if "distinct5" in m else "")
                 )
         for cov, s in rows.get("surfaces", {}).items():
             lines.append(

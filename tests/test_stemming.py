@@ -5,7 +5,6 @@ and an index of the older tokenizer re-tokenised when it is opened."""
 from __future__ import annotations
 
 import sqlite3
-import sys
 
 from reme_cc.base.config import Config
 from reme_cc.index import Index, keyword, terms
@@ -162,5 +161,9 @@ def test_index_of_the_older_tokenizer_is_retokenised_on_open(ws):
     conn.close()
 
 
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit("run with pytest")
+def test_a_big_index_is_retokenised_in_a_process_pool_with_the_same_tokens():
+    from reme_cc.index import sync
+
+    texts = [f"Locally recorded 宁德时代的电池 note {i}: running databases, sha256 v2" for i in range(50)]
+    with sync._tokenizer(10**6) as tokenize_all:  # as many chunks as a big workspace's: the pool
+        assert tokenize_all(texts) == [keyword.tokenize(t) for t in texts]

@@ -202,10 +202,14 @@ class Index:
         folder: str | None = None,
         *,
         tier_of: Callable[[Any], int | None] | None = None,
+        chunks: bool = False,
     ) -> SearchResponse:
+        """``limit`` distinct notes, each hit its note's best chunk (``chunks``: the best chunks)."""
         from .search import run_search
 
-        return run_search(self, query, limit, min_score, start_date, end_date, folder=folder, tier_of=tier_of)
+        return run_search(
+            self, query, limit, min_score, start_date, end_date, folder=folder, tier_of=tier_of, chunks=chunks
+        )
 
     def recall(
         self,

@@ -59,6 +59,7 @@ class Hit:
     outlinks_total: int = 0  # distinct neighbors before the cap of 10
     inlinks_total: int = 0
     project: Any = None  # the file's frontmatter `project` (a name, a list, or None = general)
+    also: list[tuple[int, int]] = field(default_factory=list)  # the note's other matching chunks (start, end line)
 
 
 @dataclass

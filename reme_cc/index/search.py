@@ -223,8 +223,10 @@ def run_search(
     modes: tuple[str, ...] = ("vector", "keyword"),
     folder: str | None = None,
     tier_of: TierOf | None = None,
+    chunks: bool = False,
 ) -> SearchResponse:
-    """``tier_of`` (e.g. the project preference) reorders the fused candidates before the cut; see tiers.py."""
+    """``tier_of`` (e.g. the project preference) reorders the fused candidates before the cut; see tiers.py.
+    ``limit`` hits are ``limit`` distinct notes (``distinct_notes``), or chunks with ``chunks``."""
 
     query, start, end = validate(query, limit, min_score, start_date, end_date)
     rule = fusion if isinstance(fusion, Fusion) else fusion_named(fusion or index.config.search_fusion)
@@ -242,9 +244,14 @@ def run_search(
         ranked = sorted(fused.items(), key=lambda kv: (-kv[1][0], kv[0]))
         if tier_of is not None:
             ranked = index.read(lambda conn: tiers.prefer_chunks(conn, ranked, tier_of))
-        ranked = [(cid, parts) for cid, parts in ranked if parts[0] >= min_score][:limit]
+        ranked = [(cid, parts) for cid, parts in ranked if parts[0] >= min_score]
+        folded: dict[int, list[int]] = {}
+        if not chunks:
+            ranked, folded = distinct_notes(ranked, index.read(lambda conn: _chunk_paths(conn, rec, ranked)))
+        ranked = ranked[:limit]
         results = index.load_hits(ranked, expand)
         if len(results) == len(ranked):
+            _fold(index, results, [folded.get(cid, []) for cid, _ in ranked])
             break
         # a hit's chunks were replaced between the recall and reading them (another process rewrote or
         # removed its file, which gives its chunks new ids): search the database as it is now
@@ -254,3 +261,42 @@ def run_search(
         warnings.append(f"vectors for {math.floor(rec.coverage * 100)} % of chunks; keyword results complete")
     counts = {"vector": len(rec.vector), "keyword": len(rec.keyword), "returned": len(results), "hybrid": both}
     return SearchResponse(results, counts, warnings)
+
+
+# ---- distinct notes (issue 25, 1): a result list spends its slots on different notes ---------------
+Ranked = list[tuple[int, tuple[float, float, float]]]
+
+
+def distinct_notes(ranked: Ranked, paths: dict[int, str]) -> tuple[Ranked, dict[int, list[int]]]:
+    """The best chunk of each note, in rank order, and {that chunk: the note's other ranked chunks}
+    (shown in its hit as extra line ranges). A chunk whose note is unknown (removed meanwhile) stands
+    alone; load_hits skips it and the search runs again."""
+    out: Ranked = []
+    first: dict[str, int] = {}
+    folded: dict[int, list[int]] = {}
+    for cid, parts in ranked:
+        path = paths.get(cid)
+        if path is not None and path in first:
+            folded.setdefault(first[path], []).append(cid)
+            continue
+        if path is not None:
+            first[path] = cid
+        out.append((cid, parts))
+    return out, folded
+
+
+def _chunk_paths(conn: Any, rec: Recall, ranked: Ranked) -> dict[int, str]:
+    """The note of every ranked chunk: the recall's when it has them (the note-level rules ask), else
+    from the catalog."""
+    missing = [cid for cid, _ in ranked if cid not in rec.paths]
+    return {**rec.paths, **(tiers.chunk_paths(conn, missing) if missing else {})}
+
+
+def _fold(index: Index, hits: list[Any], folded: list[list[int]]) -> None:
+    """Each hit's ``also``: the line ranges of its note's other matching chunks, in line order."""
+    ids = [cid for group in folded for cid in group]
+    if not ids:
+        return
+    lines = index.read(lambda conn: tiers.chunk_lines(conn, ids))
+    for hit, group in zip(hits, folded):
+        hit.also = sorted(lines[cid] for cid in group if cid in lines)

@@ -56,6 +56,14 @@ def chunk_paths(conn: sqlite3.Connection, ids: list[int]) -> dict[int, str]:
     return dict(rows_in(conn, "SELECT id, path FROM chunks WHERE id IN ({marks})", ids))
 
 
+def chunk_lines(conn: sqlite3.Connection, ids: list[int]) -> dict[int, tuple[int, int]]:
+    """{chunk id: (start_line, end_line)}."""
+    return {
+        cid: (start, end)
+        for cid, start, end in rows_in(conn, "SELECT id, start_line, end_line FROM chunks WHERE id IN ({marks})", ids)
+    }
+
+
 def order_by_tier(
     items: list[T], tier_of_item: Callable[[T], float | None], score_of: Callable[[T], float] | None = None
 ) -> list[T]:

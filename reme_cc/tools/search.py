@@ -139,7 +139,8 @@ def _neighbor(n: Neighbor, workspace: str) -> str:
 @tool(
     "search",
     "Search the ReMe long-term memory (daily notes, digest nodes, resources) by meaning and by keyword "
-    "(hybrid vector + BM25). Returns the best chunks with path:lines and scores, plus each "
+    "(hybrid vector + BM25). Returns the best notes (each its best chunk with path:lines and scores, "
+    "other matching lines listed), plus each "
     "hit's linked notes (outlinks →, inlinks ←) by name and description only; read a path to see more. "
     "Filter by start_date/end_date (YYYY-MM-DD) and folder. A hit whose note no longer holds says so "
     "(status: superseded, with what replaced it, or stale: it cites a file its project no longer has), "
