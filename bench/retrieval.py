@@ -8,6 +8,10 @@ coverage (0/10/50/100 % of chunks embedded), on four sets:
   cards        Claude Code-style daily cards about coding work, 100+ questions (bench/sets/cards.py)
   integrator   the dream integrator's recall over digest/: 34 (unit, existing node) pairs, paraphrases
                and en<->zh (bench/sets/integrator.py); search(folder=digest) against node_search (before)
+  bilingual-en-zh, bilingual-zh-en
+               401 sections of the Debian Reference, half in Chinese, half in English; a section's title
+               in the other language is the question (bench/sets/bilingual.py: the Debian packages'
+               HTML, read where extracted, never copied here)
 
     .venv/bin/python bench/retrieval.py                      # everything (first run embeds: ~15 min)
     .venv/bin/python bench/retrieval.py --sets identifiers --fusions rrf-0.7,notes
@@ -51,7 +55,7 @@ from reme_cc.base.workspace import Workspace  # noqa: E402
 
 CACHE = HERE / ".cache" / "vectors"
 COVERAGES = (0, 10, 50, 100)
-SETS = ("lme", "identifiers", "xling", "cards", "integrator")
+SETS = ("lme", "identifiers", "xling", "cards", "integrator", "bilingual-en-zh", "bilingual-zh-en")
 
 
 # ---- data sets: ({path: text}, [(query, {relevant paths})]) -----------------------------------------
@@ -92,6 +96,10 @@ def load_set(name: str, lme_prefix: str) -> tuple[dict[str, str], list[tuple[str
         from sets.integrator import generate as pairs
 
         return pairs()
+    if name.startswith("bilingual-"):
+        from sets.bilingual import generate as bilingual
+
+        return bilingual(name.removeprefix("bilingual-"))
     from sets.cards import generate as cards
 
     return cards()

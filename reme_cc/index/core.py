@@ -221,11 +221,12 @@ class Index:
         folder: str | None = None,
         notes: bool = False,
         rare: int = 0,
+        scripts: bool = False,
     ) -> Recall:
         """Both recall halves for one query (see recall.py)."""
         from .recall import recall
 
-        return recall(self.db, self.keywords, self.vectors, query, k, start, end, modes, folder, notes, rare)
+        return recall(self.db, self.keywords, self.vectors, query, k, start, end, modes, folder, notes, rare, scripts)
 
     def rare_term_chunks(self, query: str, max_df: int) -> set[int]:
         return self.db.run(lambda conn: keyword.rare_term_chunks(conn, query, max_df))

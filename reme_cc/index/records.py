@@ -84,6 +84,7 @@ class Recall:
     paths: dict[int, str] = field(default_factory=dict)  # every candidate's note (asked with notes)
     chunks: int = 0  # chunks in the index (asked with notes: what "rare in the workspace" is a share of)
     rare_terms: list[frozenset[int]] = field(default_factory=list)  # per rare query term, its chunks (asked with rare)
+    foreign: frozenset[int] = frozenset()  # candidates in another script than the query's (asked with scripts)
     warnings: list[str] = field(default_factory=list)
 
     def rare_chunks(self, max_df: int) -> set[int]:

@@ -47,6 +47,16 @@ class Fusion:
       keyword rank (further down, the rest of the question does not match it); its note
       too, in the note term, when the term is also in at most RARE_SHARE of all chunks (in 49 cards
       a word in one card is no identifier of a note: it would count twice there). 0 = off.
+    foreign: a candidate whose dominant script is not the query's (Recall.foreign: an English
+      question, a Chinese note) is one that a half cannot rank fairly, so the rank it lacks there is
+      no evidence against it. BM25 cannot match it on the question's words: a foreign vector hit
+      takes its rank among the foreign vector hits as a stand-in keyword rank. The multilingual
+      model scores another language lower than its own for the same meaning, so it ranks such
+      a note below the question's language's ones: a foreign keyword hit (found through the
+      question's commands or names) that has a vector but not among the vector hits takes its rank
+      among the foreign keyword hits as a stand-in vector rank. Both in the chunk term and, for
+      notes, in the note term. Not when BM25's top holds a rare-term hit (an identifier is asked
+      for: a stand-in must not tie with the exact match).
     normalized: min-max normalized raw scores instead of ranks (for comparison only).
     """
 
@@ -56,11 +66,13 @@ class Fusion:
     note: float = 0.0
     note_coverage: bool = True
     rare: int = 0
+    foreign: bool = False
     normalized: bool = False
 
 
 FUSIONS = {
     "notes": Fusion(note=1.0, rare=3),
+    "scripts": Fusion(note=1.0, rare=3, foreign=True),  # the default: notes + foreign stand-ins
     "rrf": Fusion(),
     "rrf-0.7": Fusion(vector_weight=0.7, keyword_weight=0.3, coverage_aware=False),  # the seed's rule
     "normalized": Fusion(vector_weight=0.7, keyword_weight=0.3, coverage_aware=False, normalized=True),
@@ -141,6 +153,11 @@ def fuse(rec: Recall, rule: Fusion) -> dict[int, tuple[float, float, float]]:
     fused = rrf(vec, kw, weights=weights, both=both, **aware)
     rare = rec.rare_chunks(rule.rare) & set(kw[:RARE_TOP]) if rule.rare and kw and vec else set()
     _boost_rare(fused, rare, rule.vector_weight)
+    stand_in = rule.foreign and not rare and rec.keyword_searched
+    foreign_vec = [c for c in vec if c in rec.foreign] if stand_in else []
+    foreign_kw = [c for c in kw if c in rec.foreign] if stand_in else []
+    _stand_in_foreign(fused, foreign_vec, set(kw), rule.keyword_weight, aware.get("coverage") or 1.0, half=2)
+    _stand_in_foreign(fused, foreign_kw, set(vec), rule.vector_weight, 1.0, half=1)  # BM25's list is whole
     if rule.note and fused:
         paths = rec.paths
         note_aware = {**aware, "embedded": _note_embedded(rec, paths)} if aware else {}
@@ -154,6 +171,11 @@ def fuse(rec: Recall, rule: Fusion) -> dict[int, tuple[float, float, float]]:
         note_df = min(rule.rare, int(rec.chunks * RARE_SHARE)) if rare else 0
         note_rare = rec.rare_chunks(note_df) & rare if note_df else set()
         _boost_rare(notes, {paths[c] for c in note_rare if c in paths}, rule.vector_weight)
+        note_p = note_aware.get("coverage") or 1.0
+        bm25_notes = {path for path, _ in rec.notes or ()}
+        vector_notes = set(_note_ranking(vec, paths))
+        _stand_in_foreign(notes, _note_ranking(foreign_vec, paths), bm25_notes, rule.keyword_weight, note_p, half=2)
+        _stand_in_foreign(notes, _note_ranking(foreign_kw, paths), vector_notes, rule.vector_weight, 1.0, half=1)
         for cid, (s, v, w) in fused.items():
             ns, nv, nw = notes.get(paths.get(cid), (0.0, 0.0, 0.0))  # type: ignore[call-overload]
             fused[cid] = (s + rule.note * ns, v + rule.note * nv, w + rule.note * nw)
@@ -168,6 +190,22 @@ def _boost_rare(fused: dict[Any, tuple[float, float, float]], keys: Any, vector_
             s, v, w = fused[key]
             bonus = max(0.0, vector_weight / (RRF_K + 1) - v)
             fused[key] = (s + bonus, v, w + bonus)
+
+
+def _stand_in_foreign(
+    fused: dict[Any, tuple[float, float, float]], ranked: list[Any], seen: set[Any], weight: float, p: float, half: int
+) -> None:
+    """One half's foreign hits in its order: the i-th takes rank i in the other half (read as i/p
+    for vector ranks while a share p is embedded) unless that half ranked it (``seen``). The part
+    is raised to the stand-in, not added to (a chunk without a vector has its keyword rank as its
+    vector rank already); shown in that half's part (``half``: 1 vector, 2 keyword)."""
+    for rank, key in enumerate(ranked, 1):
+        if key in fused and key not in seen:
+            parts = list(fused[key])
+            raise_by = max(0.0, weight / (RRF_K + rank / p) - parts[half])
+            parts[0] += raise_by
+            parts[half] += raise_by
+            fused[key] = (parts[0], parts[1], parts[2])
 
 
 def _note_ranking(chunks: list[int], paths: dict[int, str]) -> list[str]:
@@ -239,7 +277,9 @@ def run_search(
     index.maybe_sync()
     k = min(MAX_CANDIDATES, limit * (10 if tier_of else 5))  # a preference needs candidates beyond the top
     for _ in range(ATTEMPTS):
-        rec = index.recall(query, k, start, end, modes, folder, notes=bool(rule.note), rare=rule.rare)
+        rec = index.recall(
+            query, k, start, end, modes, folder, notes=bool(rule.note), rare=rule.rare, scripts=rule.foreign
+        )
         fused = fuse(rec, rule)
         ranked = sorted(fused.items(), key=lambda kv: (-kv[1][0], kv[0]))
         if tier_of is not None:
