@@ -204,3 +204,12 @@ def chunks_holding(conn: sqlite3.Connection, text: str | None, paths: list[str] 
     like = "%" + text.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
     sql = "SELECT path, COUNT(*) FROM chunks WHERE text LIKE ? ESCAPE '\\' GROUP BY path ORDER BY path"
     return conn.execute(sql, (like,)).fetchall()
+
+
+def note_chunk_ids(conn: sqlite3.Connection, paths: list[str]) -> list[int]:
+    """The chunk ids of these notes, in path then line order."""
+    if not paths:
+        return []
+    marks = ",".join("?" * len(paths))
+    rows = conn.execute(f"SELECT id FROM chunks WHERE path IN ({marks}) ORDER BY path, start_line", paths)
+    return [r[0] for r in rows]

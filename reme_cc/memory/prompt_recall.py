@@ -53,21 +53,23 @@ COMMON_SHARE = 0.2  # a term in more than this share of the chunks finds nothing
 
 @dataclass(frozen=True)
 class Bar:
-    """What a note must show to be injected: either share of evidence (a note clears it when its
-    relevance, the larger of keyword/keyword_bar and vector/vector_bar, is at least 1)."""
+    """What a note must show to be injected. With vectors, its two weak signals add up: relevance =
+    keyword/bar.keyword + gap/bar.gap >= 1. Without vectors (no server, or nothing embedded yet) the
+    keyword share alone must reach ``keyword_alone``. Notes of another project are never injected."""
 
-    keyword: float = 0.62  # share of the prompt's information a note holds
-    vector: float = 0.86  # cosine of the note's best chunk (multilingual-e5-small)
-    information: float = 4.0  # Σ idf a prompt must carry at all ("go on" carries almost none)
+    keyword: float = 0.4  # share of the prompt's information a note holds
+    gap: float = 0.045  # its best chunk's cosine above the median of the prompt's 100 nearest chunks
+    keyword_alone: float = 0.5  # the share needed when there is no vector evidence
+    information: float = 2.0  # Σ idf a prompt must carry at all ("go on" carries almost none)
 
 
 # Measured on the dev half of bench/sets/prompt_recall.py (bench/prompt_recall.py, the sweep)
 BAR = Bar()
-OTHER_PROJECT_MARGIN = 1.15  # another project's note must clear the bar by this much
 LOG_MAX_BYTES = 1_000_000
 STATE_DAYS = 14  # a session's record of what it was given is kept this long after its last prompt
 
 _WORD = re.compile(r"[^\W_]+")
+_DAY_PAGE = re.compile(r"^daily/\d{4}-\d{2}-\d{2}\.md$")
 _CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+")
 # Conversation words besides the index's function words: they ask nothing of memory.
 _STOP = terms.STOPWORDS | frozenset(
@@ -93,6 +95,7 @@ class Candidate:
     extra: dict[str, Any] = field(default_factory=dict)
     keyword: float = 0.0  # share of the prompt's information the note holds
     vector: float = 0.0  # cosine of its best chunk, 0 = not asked / not embedded
+    gap: float = 0.0  # that cosine above the median of the prompt's 100 nearest chunks: how far it stands out
     lines: list[tuple[int, str]] = field(default_factory=list)  # (line number, text) that matched
     tier: float = GENERAL
     relevance: float = 0.0  # max of the evidence, each read against its bar (>= 1 clears it)
@@ -121,6 +124,7 @@ class Decision:
                 "project": c.project,
                 "keyword": round(c.keyword, 3),
                 "vector": round(c.vector, 3),
+                "gap": round(c.gap, 3),
                 "tier": c.tier,
                 "relevance": round(c.relevance, 3),
             }
@@ -140,6 +144,15 @@ class Decision:
 # ---- the prompt ------------------------------------------------------------------------------------------
 
 
+# Words of a turn that only steers the conversation: a short prompt made of nothing else asks memory nothing.
+_CHAT = frozenset(
+    "y n yes no ok okay k sure yep yeah nope thanks thank ty go on ahead continue next done lgtm looks look good "
+    "great perfect nice cool do it proceed commit push merge ship stop wait retry try again option choice first "
+    "second third last one two three the that this please now fine right correct wrong leave keep skip undo revert "
+    "好 好的 是 是的 对 嗯 可以 行 继续 谢谢 没问题 确认 提交 吧 停 等等 再试 重试 不用 了 算了 选 第一 第二 个 就 这样".split()
+)
+
+
 def trivial(prompt: str) -> str:
     """Why ``prompt`` is no question for memory ("" when it may be)."""
     text = prompt.strip()
@@ -151,7 +164,20 @@ def trivial(prompt: str) -> str:
         return "a slash command"
     if _TRIVIAL.match(text):
         return "a short acknowledgement"
+    words = _WORD.findall(_CJK.sub(lambda m: " ".join(_cjk_pieces(m.group())), text.lower()))
+    if len(words) <= 5 and all(w in _CHAT or w.isdigit() for w in words):
+        return "a short turn that steers the conversation"
     return ""
+
+
+def _cjk_pieces(run: str) -> list[str]:
+    """A Chinese run as the longest _CHAT words it starts with, else single characters."""
+    out, i = [], 0
+    while i < len(run):
+        size = next((n for n in (3, 2) if run[i : i + n] in _CHAT), 1)
+        out.append(run[i : i + size])
+        i += size
+    return out
 
 
 def plain_terms(prompt: str, exists: Callable[[str], bool] | None = None) -> list[str]:
@@ -185,21 +211,29 @@ def content_terms(words: Iterable[str]) -> list[str]:
 
 
 def evidence(
-    conn: sqlite3.Connection, words: list[str], vector_hits: dict[int, float] | None = None, workspace: str = PERSONAL
+    conn: sqlite3.Connection,
+    words: list[str],
+    vector_hits: dict[int, float] | None = None,
+    workspace: str = PERSONAL,
+    notes_of: list[str] | None = None,
 ) -> tuple[float, list[Candidate]]:
-    """(the prompt's information Σ idf, candidate notes with their evidence) from one index: the best
-    keyword chunks and ``vector_hits`` ({chunk id: cosine}), grouped by note."""
+    """(the prompt's information Σ idf, candidate notes with their evidence) from one index.
+    ``notes_of``: these notes, in this order (a search's ranking), else the notes of the best keyword
+    chunks and of ``vector_hits`` ({chunk id: cosine}); day index pages never (they list other notes)."""
     total, df = readonly.term_counts(conn, words)
     if total == 0:
         return 0.0, []
     idf = {t: math.log((total + 1) / (n + 0.5)) for t, n in df.items()}
     information = sum(idf.values())
-    present = sorted((t for t in words if df[t] > 0), key=lambda t: df[t])
-    findable = [t for t in present if df[t] <= max(3, COMMON_SHARE * total)] or present[:2]
-    ranked = readonly.matching_chunks(conn, findable, CANDIDATE_CHUNKS)
     vector_hits = vector_hits or {}
-    ids = list(dict.fromkeys([cid for cid, _ in ranked] + list(vector_hits)))
-    details = readonly.chunk_details(conn, ids)
+    if notes_of is not None:
+        ids = readonly.note_chunk_ids(conn, notes_of)
+    else:
+        present = sorted((t for t in words if df[t] > 0), key=lambda t: df[t])
+        findable = [t for t in present if df[t] <= max(3, COMMON_SHARE * total)] or present[:2]
+        ranked = readonly.matching_chunks(conn, findable, CANDIDATE_CHUNKS)
+        ids = list(dict.fromkeys([cid for cid, _ in ranked] + list(vector_hits)))
+    details = {cid: row for cid, row in readonly.chunk_details(conn, ids).items() if not _DAY_PAGE.match(row[0])}
     notes: dict[str, Candidate] = {}
     held: dict[str, set[str]] = {}
     for cid in ids:
@@ -223,6 +257,8 @@ def evidence(
         c.vector = max(c.vector, vector_hits.get(cid, 0.0))
         if found or cid in vector_hits:
             c.lines += _matching_lines(text, start, found)
+    if notes_of is not None:  # the search's order, which the decision keeps among equals
+        notes = {p: notes[p] for p in notes_of if p in notes}
     for path, c in notes.items():
         c.keyword = sum(idf[t] for t in held[path]) / information if information else 0.0
         c.lines = _best_lines(c.lines)
@@ -312,12 +348,18 @@ def decide(
         out.reason = f"the prompt carries too little to look for (information {information:.1f} < {bar.information})"
         return out
     pref = Preference(current=project)
+    vectors = any(c.vector for c in candidates)
     for c in candidates:
         tier = pref.tier(c.project)
         c.tier = OTHER if tier is None else tier + (0.5 if c.workspace == TEAM else 0)
-        margin = OTHER_PROJECT_MARGIN if c.tier >= OTHER else 1.0
-        c.relevance = max(c.keyword / bar.keyword, c.vector / bar.vector if c.vector else 0.0) / margin
-    ranked = sorted(candidates, key=lambda c: (-c.relevance, c.tier, c.path))
+        if c.tier >= OTHER:  # another project's fact, which may rightly differ here: the search tool finds it
+            c.relevance = 0.0
+        elif vectors:
+            c.relevance = c.keyword / bar.keyword + c.gap / bar.gap
+        else:
+            c.relevance = c.keyword / bar.keyword_alone
+    order = {id(c): i for i, c in enumerate(candidates)}  # a search's ranking, when they come from one
+    ranked = sorted(candidates, key=lambda c: (-c.relevance, c.tier, order[id(c)]))
     out.considered = ranked
     seen = seen or {}
     sign = signature or _signature
@@ -335,7 +377,7 @@ def decide(
         out.reason = (
             "nothing clears the bar"
             + (
-                f" (best: {best.shown} keyword {best.keyword:.2f}/{bar.keyword}, vector {best.vector:.2f}/{bar.vector})"
+                f" (best: {best.shown} keyword {best.keyword:.2f}, vector gap {best.gap:.3f}, relevance {best.relevance:.2f})"
                 if best
                 else " (no candidates)"
             )
@@ -418,10 +460,7 @@ def save_state(ws: Workspace, session_id: str | None, decision: Decision, state:
         if c.shown not in state["order"]:
             state["order"].append(c.shown)
     path = state_path(ws, session_id)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_suffix(f".{os.getpid()}.tmp")
-    tmp.write_text(json.dumps(state, ensure_ascii=False), encoding="utf-8")
-    os.replace(tmp, path)
+    ws.write_text(path.relative_to(ws.root).as_posix(), json.dumps(state, ensure_ascii=False))
     _forget_old_states(path.parent)
 
 

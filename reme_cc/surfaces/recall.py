@@ -320,7 +320,11 @@ def _explain(d: Decision, config: Config) -> str:
     how = {"server": "a running MCP server (keyword + vectors)", "in-process": "this process (keyword + vectors)"}
     lines = [f"evidence from {how.get(d.source, 'the index read-only (keyword only)')} in {d.ms:.0f} ms"]
     lines += [f"note: {n}" for n in d.notes]
-    bar = f"bar: keyword share >= {prompt_recall.BAR.keyword} or vector cosine >= {prompt_recall.BAR.vector}"
+    b = prompt_recall.BAR
+    bar = (
+        f"bar: keyword share / {b.keyword} + vector gap / {b.gap} >= 1 (without vectors: keyword share >= "
+        f"{b.keyword_alone}); notes of other projects are left to search"
+    )
     lines.append(bar + f"; budget {config.recall_chars} characters (recall_chars)")
     if not config.auto_recall or config.recall_chars <= 0:
         lines.append("auto_recall is off: the hook injects nothing (this shows what it would inject)")
@@ -329,7 +333,7 @@ def _explain(d: Decision, config: Config) -> str:
         for c in d.considered[:6]:
             mark = "injected" if c in d.injected else "        "
             lines.append(
-                f"  {mark} {c.relevance:5.2f}  keyword {c.keyword:.2f}  vector {c.vector:.2f}  "
+                f"  {mark} {c.relevance:5.2f}  keyword {c.keyword:.2f}  vector {c.vector:.3f} (gap {c.gap:+.3f})  "
                 f"tier {c.tier:g}  {c.shown}"
             )
     if d.injected:
