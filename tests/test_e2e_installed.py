@@ -137,10 +137,23 @@ def test_recorded_session_dreamed_and_recalled(installed_plugin):
             all_of(in_user_session, any_user_contains("package manager do I use")),
             tool_use(T + "search", {"query": "which JavaScript package manager, pnpm or npm"}),
         )
-        ask = user.claude("Which package manager do I use for JavaScript?", api=api)
+        before = len(api.messages_requests())
+        ask = user.claude("Which package manager do I use for JavaScript, pnpm or npm?", api=api)
         assert ask.rc == 0 and ask.result == "You prefer pnpm.", ask
         (search,) = api.tool_results(T + "search")
         assert not search.is_error and NODE in search.text, search.text
+        # per-prompt recall (issue 24): the UserPromptSubmit hook put the node into the model's request
+        # before it searched; a bare "yes" gets nothing
+        first = json.dumps(api.messages_requests()[before].body, ensure_ascii=False)
+        assert "ReMe recalled these notes" in first and "pnpm" in first, first[-3000:]
+        assert NODE in first or card_rel in first, first[-3000:]
+        before = len(api.messages_requests())
+        yes = user.claude("yes", api=api)
+        assert yes.rc == 0, yes
+        assert not any("ReMe recalled these notes" in json.dumps(r.body) for r in api.messages_requests()[before:])
+        log = [json.loads(line) for line in (ws / "metadata" / "logs" / "recall.log").read_text().splitlines()]
+        assert [e["injected"][0]["path"] for e in log if e["injected"]][-1] in (NODE, card_rel)
+        assert "acknowledgement" in log[-1]["abstained"]
 
         # 4. `/reme-dream undo` through the skill takes the node back out
         undo = user.claude("/reme-dream undo", api=api, allowed_tools=["Bash"])

@@ -266,3 +266,28 @@ def test_precompact_waits_for_the_recorder_then_the_card_comes_back(ws, tmp_path
     start = {**data, "hook_event_name": "SessionStart", "source": "compact"}
     text = json.loads(hook("SessionStart", start, ws.root).stdout)["hookSpecificOutput"]["additionalContext"]
     assert "keep the zircon cache warm" in text and card in text
+
+
+def test_current_statement_first_superseded_labelled(ctx, tmp_path):
+    project = tmp_path / "ferrydock"
+    make_memory(ctx, project)
+    ctx.workspace.write_text(
+        "digest/wiki/event-store-postgres.md",
+        "---\nname: Event store on Postgres\ndescription: where the ferrydock event store runs\nproject: ferrydock\n"
+        "superseded_by: digest/wiki/event-store-sqlite.md\nvalid_until: 2026-06-21\n---\n"
+        "The ferrydock event store runs on Postgres 15.\n",
+    )
+    ctx.workspace.write_text(
+        "digest/wiki/event-store-sqlite.md",
+        "---\nname: Event store on SQLite\ndescription: where the ferrydock event store runs\nproject: ferrydock\n---\n"
+        "The ferrydock event store runs on SQLite since June.\n",
+    )
+    ctx.index.sync()
+    text = injected(
+        hook(
+            "UserPromptSubmit", prompt_payload("where does the ferrydock event store run", project), ctx.workspace.root
+        )
+    )
+    assert text.index("event-store-sqlite.md") < text.index("event-store-postgres.md"), text
+    old = next(line for line in text.splitlines() if "event-store-postgres.md" in line)
+    assert "superseded" in old and "superseded" not in text.split("event-store-postgres.md")[0]

@@ -45,7 +45,7 @@ def recall(
 
             def embed() -> None:
                 try:
-                    qvec["v"] = vectors.embedder("query").query(query)
+                    qvec["v"] = vectors.query_vector(query)
                 except Exception as exc:  # noqa: BLE001 - vectors are optional: fall back to BM25
                     qvec["error"] = str(exc)
 

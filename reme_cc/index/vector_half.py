@@ -33,6 +33,8 @@ class VectorHalf:
         self._stop = stop  # the index is closing
         self._query_embedder: emb.Embedder | None = None
         self._passage_embedder: emb.Embedder | None = None
+        self._recent_queries: dict[tuple[int, str], Any] = {}  # query_vector's last few
+        self._recent_lock = threading.Lock()
         self._thread: threading.Thread | None = None  # a private in-memory index's own embedding thread
         self._wake = threading.Event()
         if self.model_id and db.mode == "rw":
@@ -62,6 +64,22 @@ class VectorHalf:
                 model = emb.make_embedder(self.config)
                 setattr(self, attr, model)
             return model  # type: ignore[return-value]
+
+    def query_vector(self, text: str) -> Any:
+        """The query model's vector of ``text``; the last few are kept, since one prompt is embedded by
+        the search and again by per-prompt recall's evidence (about 20 ms each on 2 cores)."""
+        model = self.embedder("query")
+        key = (id(model), text)
+        with self._recent_lock:
+            hit = self._recent_queries.get(key)
+        if hit is not None:
+            return hit
+        vec = model.query(text)
+        with self._recent_lock:
+            self._recent_queries[key] = vec
+            while len(self._recent_queries) > 8:
+                self._recent_queries.pop(next(iter(self._recent_queries)))
+        return vec
 
     def use_embedder(self, role: str, model: emb.Embedder) -> None:
         """Embed with ``model`` for ``role`` from now on (tests: a fake or a slow model)."""

@@ -37,6 +37,7 @@ from collections.abc import Callable, Iterable
 
 from ..base.workspace import Workspace, team_metadata
 from ..index import readonly, terms
+from ..notes.history import status_of
 from . import trust, untrusted
 from .project import GENERAL, OTHER, Preference, detect
 from .team import TEAM_DIR, locate
@@ -46,6 +47,7 @@ MAX_PROMPT_CHARS = 2000  # terms come from the prompt's start: a pasted log is n
 MAX_TERMS = 24
 CANDIDATE_CHUNKS = 40
 MAX_NOTES = 3
+MAX_PINNED = 20  # pinned notes are always candidates (they still have to bear on the prompt)
 LINES_PER_NOTE = 3
 LINE_CHARS = 220
 COMMON_SHARE = 0.2  # a term in more than this share of the chunks finds nothing by itself (still weighs)
@@ -98,7 +100,8 @@ class Candidate:
     gap: float = 0.0  # that cosine above the median of the prompt's 100 nearest chunks: how far it stands out
     lines: list[tuple[int, str]] = field(default_factory=list)  # (line number, text) that matched
     tier: float = GENERAL
-    relevance: float = 0.0  # max of the evidence, each read against its bar (>= 1 clears it)
+    relevance: float = 0.0  # the evidence read against the bar (>= 1 clears it)
+    status: str = ""  # "" = current, else notes/history's label ("superseded since …", "stale since …")
 
     @property
     def shown(self) -> str:
@@ -226,13 +229,14 @@ def evidence(
     idf = {t: math.log((total + 1) / (n + 0.5)) for t, n in df.items()}
     information = sum(idf.values())
     vector_hits = vector_hits or {}
+    pinned = readonly.note_chunk_ids(conn, readonly.pinned_notes(conn, MAX_PINNED))  # always candidates
     if notes_of is not None:
-        ids = readonly.note_chunk_ids(conn, notes_of)
+        ids = list(dict.fromkeys(readonly.note_chunk_ids(conn, notes_of) + pinned))
     else:
         present = sorted((t for t in words if df[t] > 0), key=lambda t: df[t])
         findable = [t for t in present if df[t] <= max(3, COMMON_SHARE * total)] or present[:2]
         ranked = readonly.matching_chunks(conn, findable, CANDIDATE_CHUNKS)
-        ids = list(dict.fromkeys([cid for cid, _ in ranked] + list(vector_hits)))
+        ids = list(dict.fromkeys([cid for cid, _ in ranked] + list(vector_hits) + pinned))
     details = {cid: row for cid, row in readonly.chunk_details(conn, ids).items() if not _DAY_PAGE.match(row[0])}
     notes: dict[str, Candidate] = {}
     held: dict[str, set[str]] = {}
@@ -249,6 +253,7 @@ def evidence(
                 meta = {}
             meta = meta if isinstance(meta, dict) else {}
             c = notes[path] = Candidate(path, name, description, workspace, meta.get("project"), meta)
+            c.status = status_of(meta).label()
             title = f"{name} {description} {path}".lower()  # not in the chunks' tokens; stems are prefixes
             held[path] = {t for t in words if t in title}
         held_words = set(tokens.split())
@@ -257,8 +262,8 @@ def evidence(
         c.vector = max(c.vector, vector_hits.get(cid, 0.0))
         if found or cid in vector_hits:
             c.lines += _matching_lines(text, start, found)
-    if notes_of is not None:  # the search's order, which the decision keeps among equals
-        notes = {p: notes[p] for p in notes_of if p in notes}
+    if notes_of is not None:  # the search's order, which the decision keeps among equals (pinned ones after)
+        notes = {p: notes[p] for p in [*notes_of, *notes] if p in notes}
     for path, c in notes.items():
         c.keyword = sum(idf[t] for t in held[path]) / information if information else 0.0
         c.lines = _best_lines(c.lines)
@@ -359,7 +364,8 @@ def decide(
         else:
             c.relevance = c.keyword / bar.keyword_alone
     order = {id(c): i for i, c in enumerate(candidates)}  # a search's ranking, when they come from one
-    ranked = sorted(candidates, key=lambda c: (-c.relevance, c.tier, order[id(c)]))
+    # among the notes that clear the bar, current statements before superseded or stale ones
+    ranked = sorted(candidates, key=lambda c: (c.relevance < 1.0, bool(c.status), -c.relevance, c.tier, order[id(c)]))
     out.considered = ranked
     seen = seen or {}
     sign = signature or _signature
@@ -425,6 +431,8 @@ def render(chosen: list[Candidate], budget: int) -> tuple[str, list[Candidate]]:
 
 def _entry(c: Candidate) -> str:
     head = f"- {untrusted.one_line(c.shown, 200)} — {untrusted.one_line(c.name or Path(c.path).stem, 100)}"
+    if c.status:
+        head += f" [{untrusted.one_line(c.status, 160)}]"
     if c.description:
         head += f": {untrusted.one_line(c.description, 200)}"
     return "\n".join([head, *(f"  L{ln}: {t}" for ln, t in c.lines)])

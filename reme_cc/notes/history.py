@@ -24,6 +24,8 @@ python3): the frontmatter keys above are read with a small reader of flat ``key:
 
 from __future__ import annotations
 
+from typing import Any
+
 import datetime as _dt
 import re
 from dataclasses import dataclass
@@ -203,7 +205,12 @@ def began(text: str) -> str | None:
 def note_status(text: str, *, today: str | None = None) -> NoteStatus:
     """THE status of a note: ``superseded`` (``superseded_by`` set, or ``valid_until`` reached),
     ``stale`` (``stale`` set: it cites what its project no longer has), else ``current``."""
-    meta = flat_meta(text)
+    return status_of(flat_meta(text), today=today)
+
+
+def status_of(meta: dict[str, Any], *, today: str | None = None) -> NoteStatus:
+    """``note_status`` from frontmatter already read (the index's ``extra``: values may be non-strings)."""
+    meta = {k: "" if v is None else str(v) for k, v in meta.items()}
     today = today or _dt.date.today().isoformat()
     until = meta.get(VALID_UNTIL, "")
     by = meta.get(SUPERSEDED_BY, "").strip().strip("[]") or None
