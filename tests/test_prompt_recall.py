@@ -291,3 +291,18 @@ def test_current_statement_first_superseded_labelled(ctx, tmp_path):
     assert text.index("event-store-sqlite.md") < text.index("event-store-postgres.md"), text
     old = next(line for line in text.splitlines() if "event-store-postgres.md" in line)
     assert "superseded" in old and "superseded" not in text.split("event-store-postgres.md")[0]
+
+
+def test_keyword_only_finds_a_card_by_its_name(ctx, tmp_path):
+    """The chunks hold a note's body only: a card whose name says what the prompt asks (and whose body
+    does not repeat it) is still a candidate, and shows its opening lines."""
+    ctx.workspace.write_text(
+        "daily/2026-12-01/release.md",
+        "---\nname: Release procedure\ndescription: how a release of the tool is cut\n---\n"
+        "Bump the version, run make wheel, tag and push.\n",
+    )
+    ctx.index.sync()
+    text = injected(
+        hook("UserPromptSubmit", prompt_payload("how do I cut a release of the tool", tmp_path), ctx.workspace.root)
+    )
+    assert "daily/2026-12-01/release.md" in text and "make wheel" in text

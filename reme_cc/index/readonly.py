@@ -213,3 +213,13 @@ def note_chunk_ids(conn: sqlite3.Connection, paths: list[str]) -> list[int]:
     marks = ",".join("?" * len(paths))
     rows = conn.execute(f"SELECT id FROM chunks WHERE path IN ({marks}) ORDER BY path, start_line", paths)
     return [r[0] for r in rows]
+
+
+def title_matches(conn: sqlite3.Connection, words: list[str], limit: int = 20) -> list[str]:
+    """Notes whose name or description holds one of ``words`` (a stored form is a prefix of the word
+    as written): the chunks hold a note's body only, and a card's name says what it is about."""
+    if not words:
+        return []
+    like = " OR ".join("lower(name) LIKE ? OR lower(description) LIKE ?" for _ in words)
+    args = [f"%{w}%" for w in words for _ in (0, 1)]
+    return [r[0] for r in conn.execute(f"SELECT path FROM files WHERE {like} ORDER BY path LIMIT ?", (*args, limit))]

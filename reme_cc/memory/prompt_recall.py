@@ -46,6 +46,7 @@ PERSONAL, TEAM = "personal", "team"
 MAX_PROMPT_CHARS = 2000  # terms come from the prompt's start: a pasted log is not a question
 MAX_TERMS = 24
 CANDIDATE_CHUNKS = 40
+CANDIDATE_TITLES = 20  # notes whose name or description holds one of the prompt's rarest words
 MAX_NOTES = 3
 MAX_PINNED = 20  # pinned notes are always candidates (they still have to bear on the prompt)
 LINES_PER_NOTE = 3
@@ -233,13 +234,15 @@ def evidence(
     if notes_of is not None:
         ids = list(dict.fromkeys(readonly.note_chunk_ids(conn, notes_of) + pinned))
     else:
-        present = sorted((t for t in words if df[t] > 0), key=lambda t: df[t])
+        present = sorted(words, key=lambda t: df[t])  # rarest first; a word in no chunk may name a note
         findable = [t for t in present if df[t] <= max(3, COMMON_SHARE * total)] or present[:2]
         ranked = readonly.matching_chunks(conn, findable, CANDIDATE_CHUNKS)
-        ids = list(dict.fromkeys([cid for cid, _ in ranked] + list(vector_hits) + pinned))
+        titled = readonly.note_chunk_ids(conn, readonly.title_matches(conn, findable[:4], CANDIDATE_TITLES))
+        ids = list(dict.fromkeys([cid for cid, _ in ranked] + titled + list(vector_hits) + pinned))
     details = {cid: row for cid, row in readonly.chunk_details(conn, ids).items() if not _DAY_PAGE.match(row[0])}
     notes: dict[str, Candidate] = {}
     held: dict[str, set[str]] = {}
+    first: dict[str, list[tuple[int, str]]] = {}
     for cid in ids:
         row = details.get(cid)
         if row is None:
@@ -254,8 +257,10 @@ def evidence(
             meta = meta if isinstance(meta, dict) else {}
             c = notes[path] = Candidate(path, name, description, workspace, meta.get("project"), meta)
             c.status = status_of(meta).label()
-            title = f"{name} {description} {path}".lower()  # not in the chunks' tokens; stems are prefixes
-            held[path] = {t for t in words if t in title}
+            title = f"{name} {description} {path}".lower()  # not in the chunks' tokens
+            held[path] = {t for t in words if _in_title(t, title)}
+        if path not in first:  # what a note found by its name alone shows: its opening lines
+            first[path] = _matching_lines(text, start, set())
         held_words = set(tokens.split())
         found = {t for t in words if t in held_words}
         held[path] |= found
@@ -266,8 +271,16 @@ def evidence(
         notes = {p: notes[p] for p in [*notes_of, *notes] if p in notes}
     for path, c in notes.items():
         c.keyword = sum(idf[t] for t in held[path]) / information if information else 0.0
-        c.lines = _best_lines(c.lines)
+        c.lines = _best_lines(c.lines or first.get(path, []))
     return information, list(notes.values())
+
+
+def _in_title(term: str, title: str) -> bool:
+    """A stored form names a word of the title: it starts one (stems are prefixes; Chinese has no
+    word boundaries to look for)."""
+    if _CJK.match(term):
+        return term in title
+    return re.search(r"(?<![^\W_])" + re.escape(term), title) is not None
 
 
 def _matching_lines(text: str, start: int, found: set[str]) -> list[tuple[int, str]]:
