@@ -13,14 +13,12 @@ it for every way into ``digest/`` (write, edit, frontmatter changes, move).
 
 from __future__ import annotations
 
-import re
 
 from ..base.errors import EvidenceError
-from .text import Fence, closes_fence, fence_opening, split_lines
+from .text import headings, split_lines
 from .wikilinks import parse_links
 
 SOURCE_LAYERS = ("daily/", "resource/", "session/")
-_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)[ \t#]*$")
 _SOURCES_TITLES = {"sources", "source", "来源"}
 
 
@@ -37,23 +35,12 @@ def sources_section(text: str) -> str | None:
     """The text of the first ``## Sources`` section (any heading level; until the next heading of the
     same or a higher level), or None when there is none. Headings inside code fences do not count."""
     lines = [line.rstrip("\r") for line in split_lines(text)]
-    fence: Fence | None = None
     start = level = None
-    for i, line in enumerate(lines):
-        if fence is not None:
-            if closes_fence(line, fence):
-                fence = None
-            continue
-        fence = fence_opening(line)
-        if fence is not None:
-            continue
-        h = _HEADING.match(line)
-        if not h:
-            continue
+    for i, depth, title in headings(lines):
         if start is None:
-            if h.group(2).strip().lower() in _SOURCES_TITLES:
-                start, level = i + 1, len(h.group(1))
-        elif len(h.group(1)) <= (level or 0):
+            if title in _SOURCES_TITLES:
+                start, level = i + 1, depth
+        elif depth <= (level or 0):
             return "\n".join(lines[start:i])
     return None if start is None else "\n".join(lines[start:])
 

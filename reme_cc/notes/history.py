@@ -30,7 +30,7 @@ import datetime as _dt
 import re
 from dataclasses import dataclass
 
-from .text import closes_fence, fence_opening, split_lines
+from .text import headings, split_lines
 
 VALID_FROM = "valid_from"
 VALID_UNTIL = "valid_until"
@@ -41,7 +41,6 @@ STALE_KEPT = "stale_kept"
 HISTORY_TITLE = "History"
 _HISTORY_TITLES = {"history", "历史"}
 _SOURCES_TITLES = {"sources", "source", "来源"}
-_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)[ \t#]*$")
 _DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 _ENTRY = re.compile(r"^- until (\d{4}-\d{2}-\d{2})(?: \(held since (\d{4}-\d{2}-\d{2})\))?")
 _DAILY_DATE = re.compile(r"(?:^|\[\[)daily/(\d{4}-\d{2}-\d{2})/")
@@ -109,19 +108,7 @@ def section_spans(body: str) -> dict[str, tuple[int, int]]:
     lines = [line.rstrip("\r") for line in split_lines(body)]
     spans: dict[str, tuple[int, int]] = {}
     open_name, open_start, open_level = None, 0, 0
-    fence = None
-    for i, line in enumerate(lines):
-        if fence is not None:
-            if closes_fence(line, fence):
-                fence = None
-            continue
-        fence = fence_opening(line)
-        if fence is not None:
-            continue
-        h = _HEADING.match(line)
-        if not h:
-            continue
-        level, title = len(h.group(1)), h.group(2).strip().lower()
+    for i, level, title in headings(lines):
         if open_name is not None and level <= open_level:
             spans[open_name] = (open_start, i)
             open_name = None

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Iterator
 
 _FENCE_OPEN = re.compile(r"^ {0,3}(`{3,}|~{3,})(.*)$")
 
@@ -59,6 +60,26 @@ def closes_fence(line: str, fence: Fence) -> bool:
         and len(stripped) >= fence[1]
         and len(line) - len(line.lstrip(" ")) <= 3
     )
+
+
+_HEADING = re.compile(r"^ {0,3}(#{1,6})[ \t]+(.*?)[ \t#]*$")
+
+
+def headings(lines: list[str]) -> Iterator[tuple[int, int, str]]:
+    """(line index, level, lower-cased title) of each ATX heading of ``lines``; headings inside code
+    fences do not count."""
+    fence: Fence | None = None
+    for i, line in enumerate(lines):
+        if fence is not None:
+            if closes_fence(line, fence):
+                fence = None
+            continue
+        fence = fence_opening(line)
+        if fence is not None:
+            continue
+        h = _HEADING.match(line)
+        if h:
+            yield i, len(h.group(1)), h.group(2).strip().lower()
 
 
 def looks_binary(sample: bytes) -> bool:
