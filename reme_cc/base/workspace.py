@@ -204,12 +204,18 @@ class Workspace:
             f"{dirs + root_done} folder(s) set to 0700, {files} file(s) to 0600{note}",
         )
 
-    def append_log(self, name: str, line: str) -> None:
-        """One timestamped line in metadata/logs/<name> (best effort: a read-only disk loses it)."""
+    def append_log(self, name: str, line: str, *, stamped: bool = True, rotate_at: int | None = None) -> None:
+        """One line (timestamped unless ``stamped`` is False) in metadata/logs/<name>; past ``rotate_at``
+        bytes the log becomes <name>.1 first (best effort: a read-only disk loses it)."""
         with contextlib.suppress(OSError):
             self.logs.mkdir(parents=True, exist_ok=True, mode=PRIVATE_DIR)
-            with open(self.logs / validate_component(name), "a", encoding="utf-8") as fh:
-                fh.write(f"{time.strftime('%Y-%m-%dT%H:%M:%S')} {line}\n")
+            path = self.logs / validate_component(name)
+            if rotate_at is not None:
+                with contextlib.suppress(FileNotFoundError):
+                    if path.stat().st_size > rotate_at:
+                        os.replace(path, path.with_name(path.name + ".1"))
+            with open(path, "a", encoding="utf-8", errors="replace") as fh:
+                fh.write((f"{time.strftime('%Y-%m-%dT%H:%M:%S')} " if stamped else "") + f"{line}\n")
 
     @property
     def metadata(self) -> Path:

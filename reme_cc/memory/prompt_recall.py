@@ -26,7 +26,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
 import re
 import sqlite3
 import time
@@ -495,8 +494,7 @@ def _forget_old_states(folder: Path) -> None:
         pass
 
 
-def log_path(ws: Workspace) -> Path:
-    return ws.logs / "recall.log"
+LOG_NAME = "recall.log"
 
 
 def log(ws: Workspace, decision: Decision, session_id: str | None) -> None:
@@ -511,22 +509,14 @@ def log(ws: Workspace, decision: Decision, session_id: str | None) -> None:
             "prompt": untrusted.one_line(scrub(decision.prompt[:400]), 160),
             **decision.as_json(),
         }
-        path = log_path(ws)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            if path.stat().st_size > LOG_MAX_BYTES:
-                os.replace(path, path.with_name("recall.log.1"))
-        except FileNotFoundError:
-            pass
-        with open(path, "a", encoding="utf-8") as fh:
-            fh.write(json.dumps(entry, ensure_ascii=False) + "\n")
+        ws.append_log(LOG_NAME, json.dumps(entry, ensure_ascii=False), stamped=False, rotate_at=LOG_MAX_BYTES)
     except Exception:  # noqa: BLE001 - the log never costs the user a prompt
         pass
 
 
 def read_log(ws: Workspace) -> list[dict[str, Any]]:
     out = []
-    for name in ("recall.log.1", "recall.log"):
+    for name in (f"{LOG_NAME}.1", LOG_NAME):
         try:
             lines = (ws.logs / name).read_text(encoding="utf-8", errors="replace").splitlines()
         except OSError:

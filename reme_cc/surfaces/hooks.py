@@ -412,20 +412,12 @@ def _log(ws: Workspace | None, event: str, message: str, *, tb: bool = False) ->
     try:
         if ws is None:
             return
-        path = ws.logs / "hooks.log"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        try:
-            if path.stat().st_size > LOG_MAX_BYTES:
-                os.replace(path, path.with_name("hooks.log.1"))
-        except FileNotFoundError:
-            pass
-        line = f"{time.strftime('%Y-%m-%dT%H:%M:%S')} pid={os.getpid()} {event}: {message}\n"
+        line = f"pid={os.getpid()} {event}: {message}"
         if tb:
             import traceback
 
-            line += "".join("    " + ln for ln in traceback.format_exc().splitlines(True))
-        with open(path, "a", encoding="utf-8", errors="replace") as fh:
-            fh.write(line)
+            line += "\n" + "".join("    " + ln for ln in traceback.format_exc().splitlines(True)).rstrip("\n")
+        ws.append_log("hooks.log", line, rotate_at=LOG_MAX_BYTES)
     except Exception:  # noqa: BLE001
         pass
 
