@@ -41,6 +41,20 @@ def test_inflections_match_both_ways(ws, idx):
     assert paths(idx, "potato boiling")[0] == "daily/2026-06-01/b.md"
 
 
+def test_a_sources_heading_is_no_word_of_the_note(ws, idx):
+    """With stems, "source" matched every digest node through its "## Sources" heading (found by
+    test_projects' "source licence" question, which then ranked general nodes first); the links under
+    the heading stay searchable."""
+    ws.write_text(
+        "digest/wiki/editor.md",
+        "---\nname: Editor\ndescription: neovim\n---\nThe user's editor is neovim.\n\n## Sources\n- [[daily/2026-06-01/vim.md]]\n",
+    )
+    ws.write_text("daily/2026-06-01/licence.md", "# Licence\nThe source code is MIT licensed.\n")
+    idx.sync()
+    assert paths(idx, "source") == ["daily/2026-06-01/licence.md"]
+    assert paths(idx, "2026-06-01 vim")[0] == "digest/wiki/editor.md"
+
+
 def test_two_words_find_them_written_as_one(ws, idx):
     """'ice cream' finds 'icecream' (the query's adjacent words joined); 'icecream' finding 'ice cream'
     would need a word list to split it, and is left to the vector half."""

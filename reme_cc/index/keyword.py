@@ -117,6 +117,16 @@ def tokenize(text: str) -> str:
     return " ".join(tokens(text))
 
 
+# A Sources heading is structure every digest node has (notes/evidence.py): as words it would tie a
+# question about a "source" to every node. Its links stay searchable.
+_SOURCES_HEADING = re.compile(r"(?mi)^ {0,3}#{1,6}[ \t]+(?:sources?|来源)[ \t#]*$")
+
+
+def chunk_tokens(text: str) -> str:
+    """The tokens stored for a chunk's text: ``tokenize`` without its Sources heading."""
+    return tokenize(_SOURCES_HEADING.sub("", text))
+
+
 def query_terms(query: str) -> list[str]:
     """The distinct query tokens (first MAX_QUERY_TERMS), in order: one FTS5 phrase each."""
     return list(_query_terms(query))

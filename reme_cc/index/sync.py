@@ -245,7 +245,7 @@ def prepare(ws_root: Path, path: str, stat: tuple[int, int], config: Config, met
             ch.text,
             ch.hash,
             json.dumps(list(ch.headings), ensure_ascii=False),
-            keyword.tokenize(ch.text),
+            keyword.chunk_tokens(ch.text),
         )
         for ch in chunk_file(path, data, max_chars=config.chunk_chars)
     ]
@@ -473,18 +473,18 @@ RETOKENIZE_BATCH = 2000
 
 @contextlib.contextmanager
 def _tokenizer(count: int) -> Iterator[Callable[[list[str]], list[str]]]:
-    """keyword.tokenize over lists of texts: in this process for a few, else in a process pool like
+    """keyword.chunk_tokens over lists of texts: in this process for a few, else in a process pool like
     prepared_stream's (jieba is CPU bound: a 10k-file workspace's 49k chunks cost ~55 s of one core
     with the shared dictionary, ~20 s with jieba's own)."""
     cores = os.cpu_count() or 1
     if count < PARALLEL_MIN * 10 or cores < 2:
-        yield lambda texts: [keyword.tokenize(t) for t in texts]
+        yield lambda texts: [keyword.chunk_tokens(t) for t in texts]
         return
     import multiprocessing as mp
 
     ctx = mp.get_context("forkserver" if "forkserver" in mp.get_all_start_methods() else "spawn")
     with ctx.Pool(min(cores, 8), initializer=_pool_worker, initargs=(False,)) as pool:
-        yield lambda texts: pool.map(keyword.tokenize, texts, chunksize=64)
+        yield lambda texts: pool.map(keyword.chunk_tokens, texts, chunksize=64)
 
 
 def retokenize(conn: sqlite3.Connection, writer_lock: Any, metadata: Path) -> int | None:

@@ -21,8 +21,9 @@ import sqlite3
 from collections.abc import Callable
 
 # Stored in the index's meta ('tokenizer'): an index made by another version re-tokenises its chunks
-# when it is opened for writing (keyword.upgrade_tokens). 1: words as written; 2: English stems.
-TOKENIZER_VERSION = 2
+# when it is opened for writing (keyword.upgrade_tokens). 1: words as written; 2: English stems;
+# 3: a chunk's Sources heading is not stored (keyword.chunk_tokens).
+TOKENIZER_VERSION = 3
 
 # Only CJK runs go through jieba (keyword.py); everything else is split into letter/digit runs, which
 # is exactly what FTS5's unicode61 tokenizer would keep.
