@@ -374,7 +374,9 @@ def test_what_a_prompt_would_recall_and_the_recall_log(browser, viewer, shots):
     assert len(entries) == 2 and "sess-1" in entries[0].text
     assert "nothing injected" in entries[0].text  # "ok" is newest: a trivial turn, and why nothing was given
     assert "nothing clears the bar" in entries[1].text  # and the best candidates with their evidence
-    assert "daily/2026-06-20/deploy-fix.md" in entries[1].text and "keyword" in entries[1].text
+    # the session works outside project alpha: its deploy notes are another project's, and the
+    # candidates shown are what the search ranked first there, each with its evidence
+    assert "relevance" in entries[1].text and "keyword" in entries[1].text
     browser.save_screenshot(str(shots / "recall-log.png"))
 
 

@@ -38,7 +38,7 @@ from ..base import nofollow
 from ..base.errors import ConflictError, InvalidInputError, NotFoundError, ReMeError
 from ..base.workspace import Workspace
 from ..notes.evidence import sources_section
-from ..notes.formats import DOCUMENT_EXTS, IMAGE_EXTS
+from ..notes.formats import DOCUMENT_EXTS, IMAGE_EXTS, exts
 from ..notes.frontmatter import parse_note, split_frontmatter
 from ..notes.store import CONTENT_LAYERS
 from ..notes.text import looks_binary
@@ -51,7 +51,7 @@ YAML_FORGOTTEN = b"FORGOTTEN"  # "[FORGOTTEN]" would start a YAML list where a v
 MIN_CHARS = 4  # a shorter text matches everywhere
 RECORD = "forget.json"  # under metadata/: when a forget ran and how many places, never what
 NOT_WRITTEN = 3  # exit code: shown, nothing written (as `share`)
-YAML_EXTS = (".yaml", ".yml")
+YAML_EXTS = exts(yaml=True)
 DERIVED = ("bm25-", "vectors-")  # derived files rebuilt from the index: deleted, never rewritten
 _LIST_ITEM = re.compile(r"^\s*(?:[-*+]|\d+[.)])\s+")
 

@@ -59,7 +59,7 @@ class Bar:
     keyword/bar.keyword + gap/bar.gap >= 1. Without vectors (no server, or nothing embedded yet) the
     keyword share alone must reach ``keyword_alone``. Notes of another project are never injected."""
 
-    keyword: float = 0.4  # share of the prompt's information a note holds
+    keyword: float = 0.35  # share of the prompt's information a note holds
     gap: float = 0.045  # its best chunk's cosine above the median of the prompt's 100 nearest chunks
     keyword_alone: float = 0.5  # the share needed when there is no vector evidence
     information: float = 2.0  # Σ idf a prompt must carry at all ("go on" carries almost none)
@@ -369,21 +369,20 @@ def decide(
     for c in candidates:
         tier = pref.tier(c.project)
         c.tier = OTHER if tier is None else tier + (0.5 if c.workspace == TEAM else 0)
-        if c.tier >= OTHER:  # another project's fact, which may rightly differ here: the search tool finds it
-            c.relevance = 0.0
-        elif vectors:
-            c.relevance = c.keyword / bar.keyword + c.gap / bar.gap
-        else:
-            c.relevance = c.keyword / bar.keyword_alone
+        c.relevance = c.keyword / bar.keyword + c.gap / bar.gap if vectors else c.keyword / bar.keyword_alone
+
+    def eligible(c: Candidate) -> bool:  # another project's fact may rightly differ here: search finds it
+        return c.relevance >= 1.0 and c.tier < OTHER
+
     order = {id(c): i for i, c in enumerate(candidates)}  # a search's ranking, when they come from one
-    # among the notes that clear the bar, current statements before superseded or stale ones
-    ranked = sorted(candidates, key=lambda c: (c.relevance < 1.0, bool(c.status), -c.relevance, c.tier, order[id(c)]))
+    # the eligible first, among them current statements before superseded or stale ones
+    ranked = sorted(candidates, key=lambda c: (not eligible(c), bool(c.status), -c.relevance, c.tier, order[id(c)]))
     out.considered = ranked
     seen = seen or {}
     sign = signature or _signature
     chosen = []
     for c in ranked:
-        if c.relevance < 1.0 or len(chosen) == MAX_NOTES:
+        if not eligible(c) or len(chosen) == MAX_NOTES:
             break
         if own_session and str(c.extra.get("session_id", "")) == own_session:
             continue  # the session's own card: what it says is already in the conversation
@@ -395,11 +394,12 @@ def decide(
         out.reason = (
             "nothing clears the bar"
             + (
-                f" (best: {best.shown} keyword {best.keyword:.2f}, vector gap {best.gap:.3f}, relevance {best.relevance:.2f})"
+                f" (best: {best.shown} keyword {best.keyword:.2f}, vector gap {best.gap:.3f}, relevance "
+                f"{best.relevance:.2f}{', another project' if best.tier >= OTHER else ''})"
                 if best
                 else " (no candidates)"
             )
-            if not best or best.relevance < 1.0
+            if not best or not eligible(best)
             else "every note that clears the bar was given to this session already"
         )
         return out

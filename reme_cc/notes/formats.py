@@ -19,6 +19,7 @@ class Format:
     extracted: bool = False  # its text is extracted by documents.py (a bounded child process), then chunked
     paged: bool = False  # `read` takes pages
     resource_text: bool = False  # the resource agent reads it as text (documents and images have their own ways)
+    yaml: bool = False  # YAML: a value starting with "[" is a list (forget writes FORGOTTEN, not [FORGOTTEN])
 
 
 _NOTE = Format("markdown", "markdown", note=True, resource_text=True)
@@ -31,7 +32,8 @@ FORMATS: dict[str, Format] = {
     ".markdown": _NOTE,
     ".mdx": Format("markdown", "markdown", indexed=False),
     ".jsonl": Format("jsonl", "jsonl", resource_text=True),
-    **dict.fromkeys((".txt", ".json", ".csv", ".yaml", ".yml", ".html", ".htm"), _RESOURCE_TEXT),
+    **dict.fromkeys((".txt", ".json", ".csv", ".html", ".htm"), _RESOURCE_TEXT),
+    **dict.fromkeys((".yaml", ".yml"), Format("text", resource_text=True, yaml=True)),
     **dict.fromkeys(
         (".text", ".tsv", ".log", ".rst", ".org", ".xml", ".toml", ".ini", ".py", ".js", ".ts", ".sh", ".sql"), _TEXT
     ),
