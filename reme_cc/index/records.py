@@ -67,6 +67,7 @@ class SearchResponse:
     results: list[Hit]
     counts: dict[str, int]
     warnings: list[str] = field(default_factory=list)
+    vector: list[tuple[int, float]] = field(default_factory=list)  # the vector half's (chunk id, cosine), best first
 
 
 @dataclass

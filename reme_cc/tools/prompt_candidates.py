@@ -10,13 +10,13 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
-from ..base.errors import ReMeError
 from ..memory import prompt_recall
 from ..memory.prompt_recall import PERSONAL, TEAM, Candidate
 from . import Context
 
 SEARCHED = 5  # notes the search returns (day index pages among them are dropped)
-VECTOR_K = 100  # chunks whose cosine is known: the candidates' best chunks are almost always among them
+ASKED = 10  # what the search is asked for: its vector half then holds the prompt's 100 nearest chunks
+VECTOR_K = 100  # the gap is read against the median cosine of the prompt's this many nearest chunks
 
 
 def candidates(ctx: Context, prompt: str, cwd: str) -> tuple[float, list[Candidate], list[str]]:
@@ -27,32 +27,28 @@ def candidates(ctx: Context, prompt: str, cwd: str) -> tuple[float, list[Candida
     text = prompt[: prompt_recall.MAX_PROMPT_CHARS]
     words = prompt_recall.content_terms(keyword.query_terms(text))
     notes: list[str] = []
-    contexts: dict[str, Context] = {}
+    asked: dict[str, tuple[Context, dict[int, float]]] = {}
 
     def ask(c: Context, tier_of: Any) -> list[Any]:
-        contexts[PERSONAL if c is ctx else TEAM] = c
-        return c.index.search(text, SEARCHED, tier_of=tier_of).results
+        resp = c.index.search(text, ASKED, tier_of=tier_of)
+        workspace = PERSONAL if c is ctx else TEAM
+        asked[workspace] = (c, dict(resp.vector))  # the search's own cosines: no second vector search
+        if not resp.vector:
+            notes.append(f"{workspace}: no vectors yet, keyword evidence only")
+        notes.extend(f"{workspace}: {w}" for w in resp.warnings if w.startswith("vectors for"))
+        return resp.results
 
-    hits, _here, _warnings = scoped(ctx, None, SEARCHED, ask, cwd)
+    hits, _here, _warnings = scoped(ctx, None, ASKED, ask, cwd)
     if prompt_recall.trusted_team(ctx.workspace, cwd) is None:  # a repository's notes only when the user trusts it
         hits = [s for s in hits if s.workspace != TEAM]
-        contexts.pop(TEAM, None)
+        asked.pop(TEAM, None)
+    hits = hits[:SEARCHED]
     information, found = 0.0, []
-    for workspace, c in contexts.items():
+    for workspace, (c, vectors) in asked.items():
         paths = [s.hit.path for s in hits if s.workspace == workspace]
-        vectors: dict[int, float] = {}
-        try:
-            rec = c.index.recall(text, VECTOR_K, modes=("vector",))
-            vectors = dict(rec.vector)
-            if rec.coverage is None or not rec.vector:
-                notes.append(f"{workspace}: no vectors yet, keyword evidence only")
-            elif rec.coverage < 1.0:
-                notes.append(f"{workspace}: vectors for {int(rec.coverage * 100)} % of chunks")
-        except ReMeError as exc:
-            notes.append(f"{workspace}: vector half skipped: {exc}")
         info, part = c.index.read(lambda conn: prompt_recall.evidence(conn, words, vectors, workspace, paths))
         if vectors:  # cosines crowd together (e5: 0.80-0.90 for most pairs); what stands out is the signal
-            middle = statistics.median(vectors.values())
+            middle = statistics.median(list(vectors.values())[:VECTOR_K])
             for cand in part:
                 cand.gap = cand.vector - middle if cand.vector else 0.0
         if workspace == PERSONAL:
