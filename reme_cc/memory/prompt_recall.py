@@ -4,21 +4,25 @@ answers (the UserPromptSubmit hook prints them as ``hookSpecificOutput.additiona
 Standard library only: the hook imports it with the system python3, before the plugin's environment
 may exist. Candidates come from one of two places, with the same evidence for each note:
 
-* a running MCP server of the workspace, asked over a local socket (surfaces/recall_channel.py): it
-  has the jieba terms and the vector half warm, so a Chinese prompt finds an English note;
-* else the index read-only, keyword only (``keyword_candidates``): the prompt's terms are cut here
-  without jieba (words, and Chinese runs as their 2-4 character pieces).
+* a running MCP server of the workspace, asked over a local socket (surfaces/recall.py): the notes its
+  search tool ranks first (jieba terms, both halves fused, the session's project first) with the
+  search's own cosines (tools/prompt_candidates.py), so a Chinese prompt can find an English note;
+* else the index read-only, keyword only (``keyword_candidates``): the prompt's words in their stored
+  form (``terms.stored_form``), Chinese runs as their 2-4 character pieces, and the notes whose name
+  holds one of the rarest.
 
 Evidence is absolute, so that one bar can say "nothing here bears on this prompt":
 
 * ``keyword``: the share of the prompt's information a note holds. Each prompt term weighs its idf
   (``log(N / df)``; a term no note holds weighs the most, so "write a test for parse_date" is not about
-  a note that shares only "test"); a note's share is the weight of the terms its best chunks hold.
-* ``vector``: the cosine of the note's best chunk with the prompt (server only).
+  a note that shares only "test"); a note's share is the weight of the terms its chunks or title hold.
+* ``gap``: how far the cosine of its best chunk stands above the median of the prompt's 100 nearest
+  chunks (multilingual-e5 puts most pairs at 0.80-0.90: what stands out is the signal).
 
-``decide`` applies the bar (measured on bench/sets/prompt_recall.py: see bench/prompt_recall.py),
-drops what this session was already given unchanged and the session's own card, and ``render`` frames
-the rest as the user's notes (data to weigh, not instructions) within ``recall_chars``.
+``decide`` applies ``BAR`` (chosen on the dev half of bench/sets/prompt_recall.py by
+bench/prompt_recall.py), leaves other projects' notes to search, drops what this session was already
+given unchanged and the session's own card, and ``render`` frames the rest as the user's notes (data to
+weigh, not instructions) within ``recall_chars``.
 """
 
 from __future__ import annotations
