@@ -144,13 +144,17 @@ def test_recorded_session_dreamed_and_recalled(installed_plugin):
         assert not search.is_error and NODE in search.text, search.text
         # per-prompt recall (issue 24): the UserPromptSubmit hook put the node into the model's request
         # before it searched; a bare "yes" gets nothing
-        first = json.dumps(api.messages_requests()[before].body, ensure_ascii=False)
+        # the user's session only: a recorder of an earlier session may be asking the fake API meanwhile
+        asked = [r for r in api.messages_requests()[before:] if in_user_session(r)]
+        first = json.dumps(asked[0].body, ensure_ascii=False)
+        assert "package manager do I use" in first, first[-3000:]
         assert "ReMe recalled these notes" in first and "pnpm" in first, first[-3000:]
         assert NODE in first or card_rel in first, first[-3000:]
         before = len(api.messages_requests())
         yes = user.claude("yes", api=api)
         assert yes.rc == 0, yes
-        assert not any("ReMe recalled these notes" in json.dumps(r.body) for r in api.messages_requests()[before:])
+        said_yes = [r for r in api.messages_requests()[before:] if in_user_session(r)]
+        assert said_yes and not any("ReMe recalled these notes" in json.dumps(r.body) for r in said_yes)
         log = [json.loads(line) for line in (ws / "metadata" / "logs" / "recall.log").read_text().splitlines()]
         assert [e["injected"][0]["path"] for e in log if e["injected"]][-1] in (NODE, card_rel)
         assert "acknowledgement" in log[-1]["abstained"]
