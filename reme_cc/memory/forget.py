@@ -136,7 +136,8 @@ _BLOCKER = {
 
 # ---- matching -----------------------------------------------------------------------------------
 def pattern(text: str) -> re.Pattern[bytes]:
-    """The text as raw UTF-8 and as JSON writes it (escaped quotes, \\uXXXX), ASCII case ignored."""
+    """The text as raw UTF-8 and as JSON writes it (quotes escaped, non-ASCII as \\u escapes), ASCII
+    case ignored."""
     forms = {text, json.dumps(text)[1:-1], json.dumps(text, ensure_ascii=False)[1:-1]}
     alts = sorted((re.escape(f.encode("utf-8")) for f in forms), key=len, reverse=True)
     return re.compile(b"|".join(alts), re.IGNORECASE)

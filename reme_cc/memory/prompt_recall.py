@@ -74,9 +74,7 @@ BAR = Bar()
 LOG_MAX_BYTES = 1_000_000
 STATE_DAYS = 14  # a session's record of what it was given is kept this long after its last prompt
 
-_WORD = re.compile(r"[^\W_]+")
 _DAY_PAGE = re.compile(r"^daily/\d{4}-\d{2}-\d{2}\.md$")
-_CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+")
 # Conversation words besides the index's function words: they ask nothing of memory.
 _STOP = terms.STOPWORDS | frozenset(
     "let lets please thanks thank ok okay yes yeah yep sure go now next continue good great fine looks look "
@@ -171,7 +169,7 @@ def trivial(prompt: str) -> str:
         return "a slash command"
     if _TRIVIAL.match(text):
         return "a short acknowledgement"
-    words = _WORD.findall(_CJK.sub(lambda m: " ".join(_cjk_pieces(m.group())), text.lower()))
+    words = terms.WORD.findall(terms.CJK.sub(lambda m: " ".join(_cjk_pieces(m.group())), text.lower()))
     if len(words) <= 5 and all(w in _CHAT or w.isdigit() for w in words):
         return "a short turn that steers the conversation"
     return ""
@@ -194,15 +192,15 @@ def plain_terms(prompt: str, exists: Callable[[str], bool] | None = None) -> lis
     text = prompt[:MAX_PROMPT_CHARS].lower()
     out: dict[str, None] = {}
     pos = 0
-    for m in _CJK.finditer(text):
-        out.update(dict.fromkeys(_WORD.findall(text[pos : m.start()])))
+    for m in terms.CJK.finditer(text):
+        out.update(dict.fromkeys(terms.WORD.findall(text[pos : m.start()])))
         run = m.group()
         for size in (2, 3, 4):
             out.update(dict.fromkeys(run[i : i + size] for i in range(len(run) - size + 1)))
         if len(run) == 1:
             out[run] = None
         pos = m.end()
-    out.update(dict.fromkeys(_WORD.findall(text[pos:])))
+    out.update(dict.fromkeys(terms.WORD.findall(text[pos:])))
     words = [t for t in out if t not in _STOP]
     if exists is not None:
         words = list(dict.fromkeys(terms.stored_form(w, exists) for w in words))
@@ -281,7 +279,7 @@ def evidence(
 def _in_title(term: str, title: str) -> bool:
     """A stored form names a word of the title: it starts one (stems are prefixes; Chinese has no
     word boundaries to look for)."""
-    if _CJK.match(term):
+    if terms.CJK.match(term):
         return term in title
     return re.search(r"(?<![^\W_])" + re.escape(term), title) is not None
 

@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 from ..base.config import Config
+from ..base.deadline import call_with_timeout
 from ..base.errors import LockedError, ReMeError
 from ..base.workspace import Workspace
 
@@ -267,7 +268,7 @@ def _session_start(ws: Workspace, config: Config, payload: dict[str, Any]) -> st
     parts = []
     if config.brief_chars > 0:
         try:
-            brief = _call_with_timeout(lambda p: _brief(p, ws, config), payload, BRIEF_TIMEOUT)
+            brief = call_with_timeout(lambda p: _brief(p, ws, config), payload, BRIEF_TIMEOUT)
         except Exception as exc:  # noqa: BLE001
             _log(ws, "SessionStart", f"brief skipped: {type(exc).__name__}: {exc}")
             brief = ""
@@ -275,7 +276,7 @@ def _session_start(ws: Workspace, config: Config, payload: dict[str, Any]) -> st
             parts.append(brief)
     if payload.get("source") in ("compact", "resume") and config.auto_recall and config.recall_chars > 0:
         try:
-            again = _call_with_timeout(lambda p: _session_so_far(ws, config, p), payload, BRIEF_TIMEOUT)
+            again = call_with_timeout(lambda p: _session_so_far(ws, config, p), payload, BRIEF_TIMEOUT)
         except Exception as exc:  # noqa: BLE001
             _log(ws, "SessionStart", f"session notes skipped: {type(exc).__name__}: {exc}")
             again = ""
@@ -304,9 +305,10 @@ def _session_so_far(ws: Workspace, config: Config, payload: dict[str, Any]) -> s
             f"This session's own card in the user's memory ({card}): what was decided and done before it was compacted."
         )
         room = budget // 2 if budget > 600 else budget
-        text = ws.read_bytes(card).decode("utf-8", "replace")
-        if text.startswith("---\n") and "\n---\n" in text[4:]:  # the frontmatter repeats what the frame says
-            text = text[4:].split("\n---\n", 1)[1]
+        from ..notes.history import split_front
+
+        # the body: its frontmatter repeats what the frame says
+        _front, text, _lines = split_front(ws.read_bytes(card).decode("utf-8", "replace"))
         body = untrusted.text_block(text.strip())[: max(0, room - len(untrusted.as_notes("", what)) - 2)].rstrip()
         if body:
             out.append(untrusted.as_notes(body, what))
@@ -377,31 +379,9 @@ def _maybe_auto_dream(ws: Workspace, config: Config) -> None:
         maybe_start_auto_dream(ws, config)
 
     try:
-        _call_with_timeout(lambda _arg: start(), None, 0.3)
+        call_with_timeout(lambda _arg: start(), None, 0.3)
     except Exception as exc:  # noqa: BLE001
         _log(ws, "dream", f"automatic dream check skipped: {exc}")
-
-
-def _call_with_timeout(fn: Any, arg: Any, timeout: float) -> Any:
-    """Run ``fn(arg)`` in a daemon thread; give up after ``timeout`` (the thread dies with us)."""
-    import threading
-
-    box: dict[str, Any] = {}
-
-    def run() -> None:
-        try:
-            box["value"] = fn(arg)
-        except Exception as exc:  # noqa: BLE001
-            box["error"] = exc
-
-    t = threading.Thread(target=run, daemon=True)
-    t.start()
-    t.join(timeout)
-    if t.is_alive():
-        raise ReMeError(f"{getattr(fn, '__name__', 'call')} took longer than {timeout}s; skipped")
-    if "error" in box:
-        raise box["error"]
-    return box.get("value")
 
 
 # ---- logging ---------------------------------------------------------------------------------------

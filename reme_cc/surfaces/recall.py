@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from ..base.config import Config
+from ..base.deadline import call_with_timeout
 from ..base.errors import InvalidInputError, ReMeError
 from ..base.workspace import Workspace
 from ..memory import prompt_recall
@@ -241,10 +242,11 @@ def _evidence_and_decide(
             if not keyword_only:
                 notes.append("no MCP server of this workspace answered: keyword evidence only, no vectors")
             try:
-                information, found, more = _bounded(lambda: prompt_recall.keyword_candidates(ws, prompt, cwd), end)
+                information, found, more = call_with_timeout(
+                    read_only_evidence, (ws, prompt, cwd), end - time.monotonic()
+                )
             except ReMeError as exc:
-                out = Decision(prompt, "keyword-only", reason=f"deadline: {exc}", notes=notes)
-                return out
+                return Decision(prompt, "keyword-only", reason=f"deadline: {exc}", notes=notes)
             notes += more
             source = "keyword-only"
     if project is None and cwd:
@@ -265,24 +267,9 @@ def _evidence_and_decide(
     return decision
 
 
-def _bounded(fn: Any, end: float) -> Any:
-    """``fn()`` in a daemon thread, given up at ``end`` (monotonic)."""
-    box: dict[str, Any] = {}
-
-    def run() -> None:
-        try:
-            box["value"] = fn()
-        except Exception as exc:  # noqa: BLE001
-            box["error"] = exc
-
-    t = threading.Thread(target=run, daemon=True)
-    t.start()
-    t.join(max(0.0, end - time.monotonic()))
-    if t.is_alive():
-        raise ReMeError(f"the index did not answer within {DEADLINE_S:.1f}s")
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
+def read_only_evidence(args: tuple[Workspace, str, str]) -> tuple[float, list[Any], list[str]]:
+    """``prompt_recall.keyword_candidates(ws, prompt, cwd)``: the index read-only, keyword only."""
+    return prompt_recall.keyword_candidates(*args)
 
 
 # ---- `reme-cc recall` --------------------------------------------------------------------------------------
