@@ -72,6 +72,11 @@ def test_a_hostile_repository_in_a_real_session(fake_api, tmp_path):
         assert "reme-cc trust" in brief, brief  # said once: how to let this repository's notes in
         assert forged_lines(brief) == [], brief
         assert hr.INSTRUCTION not in brief  # an untrusted repository's team memory stays out of the brief
+        # per-prompt recall ran on this prompt (the first request holds what it injected, checked above),
+        # and nothing of the untrusted repository's team memory was a candidate for it
+        (entry,) = [json.loads(line) for line in (ws / "metadata" / "logs" / "recall.log").read_text().splitlines()]
+        assert entry["prompt"] == "how do we deploy?" and entry["source"], entry
+        assert not any(c["workspace"] == "team" for c in entry["injected"] + entry["considered"]), entry
         (search,) = fake_api.tool_results(T + "search")
         assert not search.is_error, search.text
         assert "deploy-mine.md" in search.text, search.text  # the team notes may still be being indexed

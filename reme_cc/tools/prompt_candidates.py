@@ -35,7 +35,7 @@ def candidates(ctx: Context, prompt: str, cwd: str) -> tuple[float, list[Candida
         asked[workspace] = (c, dict(resp.vector))  # the search's own cosines: no second vector search
         if not resp.vector:
             notes.append(f"{workspace}: no vectors yet, keyword evidence only")
-        notes.extend(f"{workspace}: {w}" for w in resp.warnings if w.startswith("vectors for"))
+        notes.extend(f"{workspace}: {w}" for w in resp.warnings)  # e.g. the share of chunks with a vector
         return resp.results
 
     hits, _here, _warnings = scoped(ctx, None, ASKED, ask, cwd)
