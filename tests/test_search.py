@@ -251,27 +251,37 @@ def test_system_tools(ws, ctx):
     assert ns.nodes and ns.nodes[0].path == "digest/wiki/a.md"
 
 
-def test_a_hit_whose_file_another_process_rewrites_mid_search_is_still_found(ws, idx, monkeypatch):
+@pytest.mark.parametrize("step", ["load_hits", "prefer_chunks"])
+def test_a_hit_whose_file_another_process_rewrites_mid_search_is_still_found(ws, idx, monkeypatch, step):
     """A search's chunks are read after its recall: when another process rewrites the hit's file in
     between (its chunks get new ids), the search answers from the new state instead of dropping the hit
-    (the soak saw "no results" for a note written seconds earlier and edited meanwhile)."""
+    (the soak saw "no results" for a note written seconds earlier and edited meanwhile), whether the
+    edit lands before the hits are read or before the project preference (the search tool's
+    ``tier_of``) reads their notes."""
+    from reme_cc.index import search as search_mod
+
     path = "daily/2026-06-20/pin.md"
     ws.write_text(path, "# Pin\n\nToken zephyrpin0 written by another server.\n\nrev: r0\n")
     idx.sync()
     other = Index(ws, Config.load(ws.root))  # another process's index on the same database
-    real = idx.load_hits
     edits = []
 
-    def load_after_an_edit(ranked, expand=True):
-        if not edits:  # between this search's recall and its reading of the hits
-            ws.write_text(path, (ws.root / path).read_text().replace("rev: r0", "rev: r1"))
-            other.update_paths([path])
-            edits.append(path)
-        return real(ranked, expand)
+    def edit_first(real):
+        def wrapped(*args, **kwargs):
+            if not edits:  # between this search's recall and this step
+                ws.write_text(path, (ws.root / path).read_text().replace("rev: r0", "rev: r1"))
+                other.update_paths([path])
+                edits.append(path)
+            return real(*args, **kwargs)
 
-    monkeypatch.setattr(idx, "load_hits", load_after_an_edit)
+        return wrapped
+
+    if step == "load_hits":
+        monkeypatch.setattr(idx, "load_hits", edit_first(idx.load_hits))
+    else:
+        monkeypatch.setattr(search_mod.tiers, "prefer_chunks", edit_first(search_mod.tiers.prefer_chunks))
     try:
-        r = idx.search("zephyrpin0")
+        r = idx.search("zephyrpin0", tier_of=lambda project: 0)
     finally:
         other.close()
     assert edits == [path]

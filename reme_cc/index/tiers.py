@@ -91,7 +91,10 @@ def tier_by_path(
 
 
 def prefer_chunks(conn: sqlite3.Connection, ranked: list[tuple[int, Any]], tier_of: TierOf) -> list[tuple[int, Any]]:
-    """The project preference step of search: fused (chunk id, (score, …)) pairs reordered by tier."""
+    """The project preference step of search: fused (chunk id, (score, …)) pairs reordered by tier. A
+    chunk another process removed since the recall keeps a place (the best tier): reading the hits
+    then finds it gone and the search runs again, instead of answering without that note."""
     paths = chunk_paths(conn, [cid for cid, _ in ranked])
     projects = file_projects(conn, set(paths.values()))
-    return order_by_tier(ranked, tier_by_path(lambda r: paths.get(r[0]), projects, tier_of), lambda r: r[1][0])
+    tier = tier_by_path(lambda r: paths[r[0]], projects, tier_of)
+    return order_by_tier(ranked, lambda r: tier(r) if r[0] in paths else 0, lambda r: r[1][0])
