@@ -203,12 +203,16 @@ def test_hook_asks_a_running_mcp_server(ctx, tmp_path):
         assert "flaky-migration-test.md" in text
         assert logged(ctx.workspace, 1)[-1]["source"] == "server"
         # the hook's own settings (the session's plugin options) decide, not the server's environment
-        off = hook("UserPromptSubmit", prompt_payload("数据库迁移测试为什么偶发失败", project), root, REME_AUTO_RECALL="false")
+        off = hook(
+            "UserPromptSubmit", prompt_payload("数据库迁移测试为什么偶发失败", project), root, REME_AUTO_RECALL="false"
+        )
         assert off.stdout == b""
         none = hook("UserPromptSubmit", prompt_payload("数据库迁移测试为什么偶发失败", project, sid="s2"), root,
                     REME_RECALL_CHARS="0")  # fmt: skip
         assert none.stdout == b""
-        assert injected(hook("UserPromptSubmit", prompt_payload("数据库迁移测试为什么偶发失败", project, sid="s3"), root))
+        assert injected(
+            hook("UserPromptSubmit", prompt_payload("数据库迁移测试为什么偶发失败", project, sid="s3"), root)
+        )
     # the server is gone: its socket too, and the hook falls back
     text = injected(hook("UserPromptSubmit", prompt_payload("how do I cut a ferrydock release again?", project), root))
     assert "release-checklist.md" in text
