@@ -75,6 +75,14 @@ LOG_MAX_BYTES = 1_000_000
 STATE_DAYS = 14  # a session's record of what it was given is kept this long after its last prompt
 
 _DAY_PAGE = re.compile(r"^daily/\d{4}-\d{2}-\d{2}\.md$")
+
+
+def day_page(path: str) -> bool:
+    """A day's index page (daily/YYYY-MM-DD.md): the table of contents of that day's cards, never recalled
+    itself (its cards are)."""
+    return bool(_DAY_PAGE.match(path))
+
+
 # Conversation words besides the index's function words: they ask nothing of memory.
 _STOP = terms.STOPWORDS | frozenset(
     "let lets please thanks thank ok okay yes yeah yep sure go now next continue good great fine looks look "
@@ -240,7 +248,7 @@ def evidence(
         ranked = readonly.matching_chunks(conn, findable, CANDIDATE_CHUNKS)
         titled = readonly.note_chunk_ids(conn, readonly.title_matches(conn, findable[:4], CANDIDATE_TITLES))
         ids = list(dict.fromkeys([cid for cid, _ in ranked] + titled + list(vector_hits) + pinned))
-    details = {cid: row for cid, row in readonly.chunk_details(conn, ids).items() if not _DAY_PAGE.match(row[0])}
+    details = {cid: row for cid, row in readonly.chunk_details(conn, ids).items() if not day_page(row[0])}
     notes: dict[str, Candidate] = {}
     held: dict[str, set[str]] = {}
     first: dict[str, list[tuple[int, str]]] = {}

@@ -14,7 +14,7 @@ from ..memory import prompt_recall
 from ..memory.prompt_recall import PERSONAL, TEAM, Candidate
 from . import Context
 
-SEARCHED = 5  # notes the search returns (day index pages among them are dropped)
+SEARCHED = 5  # notes taken from the search's ranking (day index pages skipped: they take slots from their cards)
 ASKED = 10  # what the search is asked for: its vector half then holds the prompt's 100 nearest chunks
 VECTOR_K = 100  # the gap is read against the median cosine of the prompt's this many nearest chunks
 
@@ -42,7 +42,7 @@ def candidates(ctx: Context, prompt: str, cwd: str) -> tuple[float, list[Candida
     if prompt_recall.trusted_team(ctx.workspace, cwd) is None:  # a repository's notes only when the user trusts it
         hits = [s for s in hits if s.workspace != TEAM]
         asked.pop(TEAM, None)
-    hits = hits[:SEARCHED]
+    hits = [s for s in hits if not prompt_recall.day_page(s.hit.path)][:SEARCHED]  # their cards, not the contents pages
     information, found = 0.0, []
     for workspace, (c, vectors) in asked.items():
         paths = [s.hit.path for s in hits if s.workspace == workspace]
