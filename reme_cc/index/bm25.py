@@ -205,6 +205,7 @@ class State:
         self._note_stats: tuple[int, int, float, np.ndarray] | None = None
         self._note_rank = np.zeros(0, np.int64)  # rank of each note path in string order (note ids only grow)
         self._folder_masks: dict[str, tuple[int, np.ndarray]] = {}
+        self._filter_mask: tuple[int, Any, np.ndarray] | None = None  # (version, paths, mask): one search's filter
         self._chunk_idf = TermCache(1 << 16)  # term -> its idf over the live chunks (None: in none)
         self._note_weights = TermCache(NOTE_CACHE_POSTINGS)  # term -> (note ids, idf * BM25 weight)
 
@@ -393,10 +394,18 @@ class State:
         return [t for t in dict.fromkeys(t for ids in self.word_ids(splitter, words) for t in ids) if t >= 0]
 
     def note_mask(self, paths: Collection[str]) -> np.ndarray:
-        """Mask of the note ids of ``paths`` (a search filter's files)."""
-        mask = np.zeros(len(self.note_paths), bool)
-        mask[[self.note_ids[p] for p in paths if p in self.note_ids]] = True
-        return mask
+        """Mask of the note ids of ``paths`` (a search filter's files); the last one is kept, for the
+        same ``paths`` object, while the notes do not change (one search asks three times)."""
+        got = self._filter_mask
+        if got is None or got[0] != self.version or got[1] is not paths:
+            mask = np.zeros(len(self.note_paths), bool)
+            mask[[self.note_ids[p] for p in paths if p in self.note_ids]] = True
+            got = self._filter_mask = (self.version, paths, mask)
+        return got[2]
+
+    def chunks_of(self, notes: np.ndarray) -> np.ndarray:
+        """The live chunk ids of the notes in the mask ``notes``."""
+        return np.concatenate([seg.ids[notes.take(seg.note_of) & seg.live] for seg in self.segments])
 
     def notes_below(self, folder: str) -> np.ndarray:
         """Mask of the note ids below ``folder``, cached per version (the integrator asks often)."""
@@ -1186,6 +1195,15 @@ class BM25Index:
         with self._lock:
             state = self._state
             return state.note_share(ids) if state is not None and self._refresh(conn, state) else None
+
+    def chunk_ids(self, conn: sqlite3.Connection, paths: Collection[str]) -> np.ndarray | None:
+        """The live chunk ids of the files in ``paths`` from memory (~1 ms for 25k of 49k chunks, SQL
+        ~25 ms); None while the index is not in (or stale)."""
+        with self._lock:
+            state = self._state
+            if state is None or not self._refresh(conn, state):
+                return None
+            return state.chunks_of(state.note_mask(paths))
 
     def paths(self, conn: sqlite3.Connection, ids: list[int]) -> dict[int, str]:
         """{chunk id: file path} of those chunks this process's index holds live, when it was built

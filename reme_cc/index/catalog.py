@@ -72,7 +72,7 @@ ADDED = {
     ],
     "labels": [
         "CREATE TABLE IF NOT EXISTS labels (path TEXT NOT NULL, kind TEXT NOT NULL, value TEXT NOT NULL)",
-        "CREATE INDEX IF NOT EXISTS labels_value ON labels(kind, value)",
+        "CREATE INDEX IF NOT EXISTS labels_value ON labels(kind, value, path)",  # covering: a filter reads it alone
         "CREATE INDEX IF NOT EXISTS labels_path ON labels(path)",
     ],
 }

@@ -65,6 +65,11 @@ class KeywordHalf:
             conn, query, k, start, end, keyword.like_prefix(folder) if folder else None, paths=paths
         )
 
+    def chunk_ids(self, conn: sqlite3.Connection, paths: Collection[str]) -> Any:
+        """The chunk ids of the files in ``paths`` (an array) from the in-memory index, or None while
+        it is not in (the caller asks SQL)."""
+        return self.bm25.chunk_ids(conn, paths) if self.bm25 is not None else None
+
     def note_share(self, ids: Any) -> float:
         """Share of notes with a chunk among ``ids`` (the chunks with a vector)."""
 

@@ -55,7 +55,7 @@ def recall(
             worker = threading.Thread(target=embed, daemon=True)
             worker.start()
 
-    def keyword_and_filter(conn: sqlite3.Connection) -> tuple[Hits, list[int] | None, int]:
+    def keyword_and_filter(conn: sqlite3.Connection) -> tuple[Hits, Any, int]:
         paths = labels.allowed_paths(conn, only)  # in this transaction: both halves see the same notes
         kw: Hits = []
         if "keyword" in modes:
@@ -63,7 +63,9 @@ def recall(
             if notes:
                 out.notes = keywords.notes(conn, query, k, start, end, folder, paths)
         allowed = None
-        if worker is not None and (start or end or folder or paths is not None):
+        if worker is not None and paths is not None and not (start or end or folder):
+            allowed = keywords.chunk_ids(conn, paths)
+        if worker is not None and allowed is None and (start or end or folder or paths is not None):
             allowed = allowed_chunks(conn, start, end, folder, paths)
         return kw, allowed, keywords.chunk_total(conn) if store is not None else 0  # the coverage's denominator
 
