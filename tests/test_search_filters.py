@@ -210,6 +210,10 @@ def test_a_named_project_fills_the_limit_although_other_projects_rank_higher(ctx
     res = run(ctx, "search", query="ocelot migration", project="beta", limit=5)
     assert sorted(h.path for h in res.results) == sorted(beta)
     assert all(h.project == ["beta"] for h in res.results)
+    shared = card(ws, "digest/wiki/shared.md", "ocelot", project=["alpha", "beta"])  # a node of both
+    ctx.index.sync()
+    res = run(ctx, "search", query="ocelot migration", project="beta", limit=10)
+    assert sorted(h.path for h in res.results) == sorted([*beta, shared])
     both = run(ctx, "search", query="ocelot", project="beta", tags=["x"])
     assert both.results == []
     assert len(run(ctx, "search", query="ocelot migration", project="all", limit=5).results) == 5

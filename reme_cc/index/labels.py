@@ -59,10 +59,19 @@ def tagged(conn: sqlite3.Connection, tags: tuple[str, ...]) -> set[str]:
     return set.intersection(*({r[0] for r in conn.execute(sql, (TAG, t))} for t in tags))
 
 
+# the distinct values of one kind, one index seek each (every search with a project preference asks:
+# DISTINCT read all 100k rows of a 100k-note workspace, 17 ms; this 0.04 ms)
+_DISTINCT = (
+    "WITH RECURSIVE v(x) AS (SELECT MIN(value) FROM labels WHERE kind = ?1 UNION ALL "
+    "SELECT (SELECT MIN(value) FROM labels WHERE kind = ?1 AND value > x) FROM v WHERE x IS NOT NULL) "
+    "SELECT x FROM v WHERE x IS NOT NULL"
+)
+
+
 def of_projects(conn: sqlite3.Connection, keep: Any) -> set[str] | None:
     """The files whose ``project`` value ``keep`` keeps, or None when it keeps them all. Asked per
     distinct value (a workspace holds a few), so the index needs no idea of what a project is."""
-    values = [r[0] for r in conn.execute("SELECT DISTINCT value FROM labels WHERE kind = ?", (PROJECT,))]
+    values = [r[0] for r in conn.execute(_DISTINCT, (PROJECT,))]
     kept = [v for v in values if keep(json.loads(v))]
     unlabelled = keep(None)
     if unlabelled and len(kept) == len(values):
