@@ -13,6 +13,10 @@ if os.environ.get("REME_INTERNAL_AGENT") == "1":  # our own memory agents' sessi
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 try:
+    if sys.argv[1:] == ["UserPromptSubmit"]:  # the prompt waits: a running server answers it (few imports)
+        from reme_cc.surfaces.prompt_hook import main as fast_path
+
+        sys.exit(fast_path())
     from reme_cc.surfaces.hooks import main
 except BaseException:  # a broken checkout must not break the user's session
     sys.exit(0)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from reme_cc.memory import prompt_recall
-from reme_cc.surfaces import recall as recall_surface
+from reme_cc.surfaces import prompt_hook
 
 from support.mcp_stdio import McpProcess
 from test_hooks import run_hook
@@ -76,6 +76,14 @@ def injected(proc: subprocess.CompletedProcess) -> str:
 
 def log_entries(ws) -> list[dict]:
     return prompt_recall.read_log(ws)
+
+
+def logged(ws, n: int) -> list[dict]:
+    """The recall log once it has ``n`` entries: a server records its decision after the hook has its answer."""
+    deadline = time.monotonic() + 10
+    while len(entries := log_entries(ws)) < n and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return entries
 
 
 def test_hook_injects_the_note_that_bears_on_the_prompt_and_nothing_for_trivial_turns(ctx, tmp_path):
@@ -185,18 +193,31 @@ def test_hook_asks_a_running_mcp_server(ctx, tmp_path):
     with McpProcess([sys.executable, "-m", "reme_cc", "mcp"], env=env) as server:
         server.initialize()
         server.call_tool("search", {"query": "数据库 warm"})  # warm (jieba): the first prompt may find it warming up
-        folder = recall_surface.socket_dir()
+        folder = prompt_hook.socket_dir()
         assert folder is not None and (os.stat(folder).st_mode & 0o777) == 0o700
         deadline = time.monotonic() + 20
-        while not list(folder.glob(f"{recall_surface._prefix(ctx.workspace)}-*.sock")):
+        while not list(Path(folder).glob(f"{prompt_hook.socket_key(str(root))}-*.sock")):
             assert time.monotonic() < deadline, "the server never listened"
             time.sleep(0.1)
         text = injected(hook("UserPromptSubmit", prompt_payload("数据库迁移测试为什么偶发失败", project), root))
         assert "flaky-migration-test.md" in text
-        assert log_entries(ctx.workspace)[-1]["source"] == "server"
+        assert logged(ctx.workspace, 1)[-1]["source"] == "server"
+        # the hook's own settings (the session's plugin options) decide, not the server's environment
+        off = hook(
+            "UserPromptSubmit", prompt_payload("数据库迁移测试为什么偶发失败", project), root, REME_AUTO_RECALL="false"
+        )
+        assert off.stdout == b""
+        none = hook("UserPromptSubmit", prompt_payload("数据库迁移测试为什么偶发失败", project, sid="s2"), root,
+                    REME_RECALL_CHARS="0")  # fmt: skip
+        assert none.stdout == b""
+        assert injected(
+            hook("UserPromptSubmit", prompt_payload("数据库迁移测试为什么偶发失败", project, sid="s3"), root)
+        )
     # the server is gone: its socket too, and the hook falls back
     text = injected(hook("UserPromptSubmit", prompt_payload("how do I cut a ferrydock release again?", project), root))
-    assert "release-checklist.md" in text and log_entries(ctx.workspace)[-1]["source"] == "keyword-only"
+    assert "release-checklist.md" in text
+    last = log_entries(ctx.workspace)[-1]
+    assert last["source"] == "keyword-only" and "no MCP server of this workspace runs" in " ".join(last["notes"])
 
 
 def test_socket_folder_open_to_others_is_refused(tmp_path, monkeypatch):
@@ -204,9 +225,9 @@ def test_socket_folder_open_to_others_is_refused(tmp_path, monkeypatch):
     folder = tmp_path / f"reme-{os.getuid()}"
     folder.mkdir(mode=0o777)
     folder.chmod(0o777)
-    assert recall_surface.socket_dir() is None
+    assert prompt_hook.socket_dir() is None
     folder.chmod(0o700)
-    assert recall_surface.socket_dir() == folder
+    assert prompt_hook.socket_dir() == str(folder)
 
 
 def test_compaction_reinjects_the_sessions_card_and_earlier_notes(ctx, tmp_path):

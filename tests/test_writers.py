@@ -56,7 +56,7 @@ WRITERS = {
     "reme_cc.memory.prompt_recall.save_state": "metadata/recall/<session>.json: the notes a session was given",
     "reme_cc.memory.prompt_recall._forget_old_states": "per-prompt recall's session records older than 14 days",
     "reme_cc.surfaces.recall.Listener": "its unix socket in the user's runtime folder (outside the workspace)",
-    "reme_cc.surfaces.recall.ask_server": "a dead server's socket, removed",
+    "reme_cc.surfaces.prompt_hook.ask_server": "a dead server's socket, removed",
     "reme_cc.surfaces.doctor._workspace": "a write probe in metadata/",
     "reme_cc.surfaces.doctor._claude_cli": "the bundled CLI's version, kept in metadata/",
     # outside the workspace's notes

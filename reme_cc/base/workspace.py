@@ -20,6 +20,7 @@ from collections.abc import Iterator
 
 from .errors import LockedError, NotFoundError, PathError, ReMeError
 from . import nofollow
+from .location import workspace_root
 
 LAYERS = (
     "session/claude_code",
@@ -46,11 +47,7 @@ _MAX_PATH_BYTES = 1024  # a whole relative path (PATH_MAX is 1024 on macOS, root
 
 def default_root() -> Path:
     """REME_WORKSPACE, else the plugin option, else ~/.reme."""
-    for var in ("REME_WORKSPACE", "CLAUDE_PLUGIN_OPTION_WORKSPACE"):
-        value = os.environ.get(var, "").strip()
-        if value:
-            return Path(os.path.expanduser(value))
-    return Path.home() / ".reme"
+    return Path(workspace_root())
 
 
 def validate_component(name: str) -> str:

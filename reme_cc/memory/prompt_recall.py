@@ -557,16 +557,6 @@ def project_of(ws: Workspace, cwd: str) -> str | None:
     return detect(cwd, known).name or None
 
 
-def candidate_json(c: Candidate) -> dict[str, Any]:
-    return asdict(c)
-
-
-def candidate_from(data: dict[str, Any]) -> Candidate:
-    c = Candidate(**{k: v for k, v in data.items() if k in Candidate.__dataclass_fields__})
-    c.lines = [(int(ln), str(t)) for ln, t in c.lines]
-    return c
-
-
 def session_start_block(ws: Workspace, session_id: str, budget: int) -> str:
     """After compaction or on resume: the notes this session was given earlier, again (newest first,
     as many as fit), so the summary does not lose them."""

@@ -30,6 +30,7 @@ from ..base.config import Config
 from ..base.deadline import call_with_timeout
 from ..base.errors import LockedError, ReMeError
 from ..base.workspace import Workspace
+from .hook_log import log as _log
 
 EVENTS = ("Stop", "SessionEnd", "SessionStart", "UserPromptSubmit", "PreCompact")
 INTERNAL_ENV = "REME_INTERNAL_AGENT"  # set by the memory agents' runner in their SDK sessions
@@ -41,15 +42,23 @@ INLINE_COPY_BYTES = 4 * 1024 * 1024
 STOP_LOCK_WAIT = 0.05  # Stop never queues behind another copier: the busy one gets a worker instead
 BRIEF_TIMEOUT = 0.8
 COMPACT_WAIT_S = 15.0  # PreCompact waits this long at most for the recorder to bring the card up to date
-LOG_MAX_BYTES = 1_000_000
 _STDIN_MAX = 4 * 1024 * 1024
 
 
 # ---- entry point ---------------------------------------------------------------------------------
 
 
-def main(argv: list[str] | None = None) -> int:
-    """``reme_hook.py <event>``: always returns 0; stdout only carries the SessionStart brief."""
+def main(
+    argv: list[str] | None = None,
+    *,
+    raw: bytes | None = None,
+    server_note: str = "",
+    deadline: float | None = None,
+) -> int:
+    """``reme_hook.py <event>``: always returns 0; stdout only carries what Claude Code adds to the
+    model's context. UserPromptSubmit comes here from its fast path (prompt_hook.py) when no server
+    answered: ``raw`` is the payload it read, ``server_note`` why no server answered, ``deadline`` the
+    seconds left."""
     argv = list(sys.argv[1:] if argv is None else argv)
     if os.environ.get(INTERNAL_ENV) == "1":
         return 0
@@ -60,10 +69,10 @@ def main(argv: list[str] | None = None) -> int:
         if argv and argv[0] == "_worker":
             return _worker(argv[1:])
         event = argv[0] if argv else ""
-        payload = _read_payload()
+        payload = _read_payload(raw)
         event = event or str(payload.get("hook_event_name") or "")
         ws = Workspace()
-        output = handle(event, payload, ws)
+        output = handle(event, payload, ws, server_note=server_note, deadline=deadline)
         if output:
             real_stdout.write(output)
             real_stdout.flush()
@@ -76,10 +85,11 @@ def main(argv: list[str] | None = None) -> int:
     return 0
 
 
-def _read_payload() -> dict[str, Any]:
-    if sys.stdin is None or sys.stdin.isatty():
-        return {}
-    raw = sys.stdin.buffer.read(_STDIN_MAX)
+def _read_payload(raw: bytes | None = None) -> dict[str, Any]:
+    if raw is None:
+        if sys.stdin is None or sys.stdin.isatty():
+            return {}
+        raw = sys.stdin.buffer.read(_STDIN_MAX)
     try:
         data = json.loads(raw.decode("utf-8", "replace")) if raw.strip() else {}
     except ValueError:
@@ -89,7 +99,9 @@ def _read_payload() -> dict[str, Any]:
     return data
 
 
-def handle(event: str, payload: dict[str, Any], ws: Workspace) -> str:
+def handle(
+    event: str, payload: dict[str, Any], ws: Workspace, *, server_note: str = "", deadline: float | None = None
+) -> str:
     """Run one hook event; returns what to print on stdout ("" almost always)."""
     if event not in EVENTS:
         _log(ws, "skip", f"unhandled event {event!r}")
@@ -103,7 +115,7 @@ def handle(event: str, payload: dict[str, Any], ws: Workspace) -> str:
     out = ""
     note = ""
     if event == "UserPromptSubmit":
-        out, note = _prompt_recall(ws, config, payload)
+        out, note = _prompt_recall(ws, config, payload, server_note, deadline)
     elif event == "SessionStart":
         _export_for_bash(ws)
         out = _session_start(ws, config, payload)
@@ -328,27 +340,16 @@ def _session_so_far(ws: Workspace, config: Config, payload: dict[str, Any]) -> s
 # ---- UserPromptSubmit / PreCompact --------------------------------------------------------------------
 
 
-def _prompt_recall(ws: Workspace, config: Config, payload: dict[str, Any]) -> tuple[str, str]:
-    """(stdout for Claude Code, the log line): the notes that bear on the prompt, as additionalContext."""
-    if not config.auto_recall or config.recall_chars <= 0:
-        return "", "auto_recall off"
-    from .recall import recall_for_prompt
+def _prompt_recall(
+    ws: Workspace, config: Config, payload: dict[str, Any], server_note: str, deadline: float | None
+) -> tuple[str, str]:
+    """(stdout for Claude Code, the log line) when no MCP server answered: keyword evidence only."""
+    from .recall import DEADLINE_S, hook_output, recall_for_payload
 
-    prompt = payload.get("prompt")
-    sid = payload.get("session_id")
-    cwd = payload.get("cwd")
-    decision = recall_for_prompt(
-        ws,
-        config,
-        prompt if isinstance(prompt, str) else "",
-        cwd if isinstance(cwd, str) else "",
-        sid if isinstance(sid, str) and sid else None,
+    decision = recall_for_payload(
+        ws, config, payload, deadline=DEADLINE_S if deadline is None else deadline, note=server_note
     )
-    if not decision.text:
-        return "", f"recall ({decision.source or 'nothing asked'}): nothing injected: {decision.reason}"
-    out = {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": decision.text}}
-    paths = ", ".join(c.shown for c in decision.injected)
-    return json.dumps(out, ensure_ascii=False), f"recall ({decision.source}): {len(decision.text)} chars: {paths}"
+    return hook_output(decision)
 
 
 def _wait_for_card(ws: Workspace, payload: dict[str, Any], wait: float = COMPACT_WAIT_S) -> str:
@@ -385,21 +386,6 @@ def _maybe_auto_dream(ws: Workspace, config: Config) -> None:
 
 
 # ---- logging ---------------------------------------------------------------------------------------
-
-
-def _log(ws: Workspace | None, event: str, message: str, *, tb: bool = False) -> None:
-    """One line in metadata/logs/hooks.log (rotated at ~1 MB). Never raises."""
-    try:
-        if ws is None:
-            return
-        line = f"pid={os.getpid()} {event}: {message}"
-        if tb:
-            import traceback
-
-            line += "\n" + "".join("    " + ln for ln in traceback.format_exc().splitlines(True)).rstrip("\n")
-        ws.append_log("hooks.log", line, rotate_at=LOG_MAX_BYTES)
-    except Exception:  # noqa: BLE001
-        pass
 
 
 # ---- CLI: `reme-cc hook <event>` ----------------------------------------------------------------------

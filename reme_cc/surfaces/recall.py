@@ -1,24 +1,19 @@
-"""Per-prompt recall as the UserPromptSubmit hook runs it, and ``reme-cc recall`` (its dry run).
+"""Per-prompt recall: the MCP server's side of the UserPromptSubmit hook, the hook's keyword-only
+fallback, and ``reme-cc recall`` (its dry run).
 
-The hook asks a running MCP server of the same workspace over a local socket (hybrid evidence: jieba
-terms and vectors, warm) and falls back to the index read-only, keyword only, when none answers in
-time; memory/prompt_recall.py then decides, renders and logs, the same way for both. Standard library
-only on the hook's side.
-
-The socket: ``<runtime dir>/reme-<uid>/<workspace hash>-<pid>.sock`` — the runtime dir is
-``$XDG_RUNTIME_DIR`` or the temp folder; the folder is the user's own, mode 0700, and is refused when
-it is a link, someone else's, or open to others (another local user could otherwise answer the hook).
-Each MCP server binds its own; the hook tries the newest first and removes one nobody listens on.
+The hook's fast path (prompt_hook.py) sends its payload to a running MCP server of the same workspace
+over a private local socket (recall_socket.py). The server decides in its tool thread
+with hybrid evidence (jieba terms and vectors, warm) and records the decision (the session's state, the
+logs) only once its answer is on its way, so a hook that gave up waiting leaves nothing behind. With no
+server in time the hook decides keyword only from the index read-only. memory/prompt_recall.py decides,
+renders and logs, the same way for both.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import socket
-import stat
-import tempfile
 import threading
 import time
 from pathlib import Path
@@ -30,37 +25,15 @@ from ..base.errors import InvalidInputError, ReMeError
 from ..base.workspace import Workspace
 from ..memory import prompt_recall
 from ..memory.prompt_recall import Decision
+from . import hook_log
+from .recall_socket import DEADLINE_S, MAX_REQUEST, read_line, setting_vars, socket_dir, socket_key
 
-DEADLINE_S = 0.9  # the prompt waits for the hook: after this, nothing is injected (and the log says why)
-SERVER_SHARE = 0.55  # of the deadline a server may take before the keyword-only path gets the rest
-MAX_REQUEST = 256 * 1024
-MAX_ANSWER = 4 * 1024 * 1024
-
-
-# ---- the socket ------------------------------------------------------------------------------------------
-
-
-def socket_dir() -> Path | None:
-    """The user's private folder for the sockets (created 0700), or None when it is unsafe."""
-    base = os.environ.get("XDG_RUNTIME_DIR") or tempfile.gettempdir()
-    folder = Path(base) / f"reme-{os.getuid()}"
-    try:
-        folder.mkdir(mode=0o700, exist_ok=True)
-        st = os.lstat(folder)
-    except OSError:
-        return None
-    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid() or st.st_mode & 0o077:
-        return None
-    return folder
-
-
-def _prefix(ws: Workspace) -> str:
-    return hashlib.sha256(str(ws.root.resolve()).encode("utf-8", "surrogateescape")).hexdigest()[:16]
+# ---- the server's side --------------------------------------------------------------------------------
 
 
 class Listener:
-    """Answers recall requests in a running MCP server: each request runs ``answer(request)`` (in the
-    server's tool thread, behind any running call) and waits at most the deadline the hook sent."""
+    """Answers the hook in a running MCP server: each connection runs ``answer(request, deadline)`` and
+    gets its reply; ``answer`` returns (reply, what to do once the reply is sent)."""
 
     def __init__(self, ws: Workspace, answer: Any):
         self.answer = answer
@@ -68,7 +41,7 @@ class Listener:
         folder = socket_dir()
         if folder is None:
             return
-        path = folder / f"{_prefix(ws)}-{os.getpid()}.sock"
+        path = Path(folder) / f"{socket_key(str(ws.root))}-{os.getpid()}.sock"
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         try:
             path.unlink(missing_ok=True)
@@ -93,18 +66,21 @@ class Listener:
             threading.Thread(target=self._one, args=(conn,), daemon=True).start()
 
     def _one(self, conn: socket.socket) -> None:
+        after = None
         with conn:
             try:
                 conn.settimeout(2.0)
-                request = json.loads(_read_line(conn, MAX_REQUEST))
+                request = json.loads(read_line(conn, MAX_REQUEST))
                 deadline = min(5.0, max(0.05, float(request.get("deadline", DEADLINE_S))))
-                reply = self.answer(request, deadline)
+                reply, after = self.answer(request, deadline)
             except Exception as exc:  # noqa: BLE001 - a bad request gets an error, the server goes on
                 reply = {"error": f"{type(exc).__name__}: {exc}"}
             try:
                 conn.sendall(json.dumps(reply, ensure_ascii=False).encode("utf-8") + b"\n")
             except OSError:
-                pass
+                return  # the hook gave up: nothing of this decision is recorded
+        if after is not None:
+            after()
 
     def close(self) -> None:
         if self.path is not None:
@@ -115,68 +91,112 @@ class Listener:
                 pass
 
 
-def _read_line(conn: socket.socket, limit: int) -> bytes:
-    data = b""
-    while not data.endswith(b"\n"):
-        part = conn.recv(65536)
-        if not part:
-            break
-        data += part
-        if len(data) > limit:
-            raise ValueError(f"message over {limit} bytes")
-    return data
-
-
-def ask_server(ws: Workspace, request: dict[str, Any], timeout: float) -> dict[str, Any] | None:
-    """A running server's answer, or None (none runs, none answered in ``timeout``)."""
-    folder = socket_dir()
-    if folder is None or timeout <= 0:
-        return None
-    end = time.monotonic() + timeout
-    try:
-        found = sorted(folder.glob(f"{_prefix(ws)}-*.sock"), key=lambda p: -p.lstat().st_mtime)
-    except OSError:
-        return None
-    for path in found:
-        left = end - time.monotonic()
-        if left <= 0.01:
-            return None
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        try:
-            sock.settimeout(left)
-            sock.connect(str(path))
-            sock.sendall(json.dumps({**request, "deadline": left - 0.01}).encode("utf-8") + b"\n")
-            answer = json.loads(_read_line(sock, MAX_ANSWER) or b"null")
-        except (ConnectionRefusedError, FileNotFoundError):
-            path.unlink(missing_ok=True)  # its server is gone
-            continue
-        except (OSError, ValueError):
-            return None
-        finally:
-            sock.close()
-        return answer if isinstance(answer, dict) and "error" not in answer else None
-    return None
-
-
 def serve(ws: Workspace, runtime: Any) -> Listener:
-    """The MCP server's listener: requests run in its tool thread, each bounded by its deadline."""
+    """The MCP server's listener: each prompt is decided in its tool thread, bounded by the hook's deadline."""
 
-    def answer(request: dict[str, Any], deadline: float) -> dict[str, Any]:
-        if runtime.ctx is None:
-            return {"error": runtime.open_error or "the workspace is not open yet"}
-        from ..tools.prompt_candidates import answer as hybrid
-
-        job = runtime.executor.submit(hybrid, runtime.ctx, request)
+    def answer(request: dict[str, Any], deadline: float) -> tuple[dict[str, Any], Any]:
+        ctx = runtime.ctx
+        if ctx is None:
+            return {"error": runtime.open_error or "the workspace is not open yet"}, None
+        payload = request.get("payload")
+        if not isinstance(payload, dict):
+            raise InvalidInputError("the request has no hook payload")
+        config = hook_config(ctx.config, request.get("settings"))
+        t0 = time.monotonic()
+        job = runtime.executor.submit(
+            recall_for_payload,
+            ctx.workspace,
+            config,
+            payload,
+            deadline=deadline,
+            ctx=ctx,
+            record=False,
+            source="server",
+        )
         try:
-            return job.result(timeout=deadline)
+            decision = job.result(timeout=deadline)
         except TimeoutError:
             job.cancel()
-            return {"error": f"busy for {deadline:.2f}s"}
+            return {"error": f"busy for {deadline:.2f}s"}, None
+        output, note = hook_output(decision)
+
+        def record() -> None:
+            if decision is not None:
+                remember(ctx.workspace, payload_session(payload), decision)
+            hook_log.log(
+                ctx.workspace, "UserPromptSubmit", f"{note} ({(time.monotonic() - t0) * 1000:.0f} ms in the server)"
+            )
+
+        return {"output": output}, record
 
     return Listener(ws, answer)
 
 
+def hook_config(config: Config, settings: Any) -> Config:
+    """The server's settings with the recall ones as the hook's own environment gives them (plugin
+    options reach each process through its environment; the hook's are the session's)."""
+    env = settings if isinstance(settings, dict) else {}
+    picked = {var.split("_", 1)[1].lower(): env[var] for var in setting_vars() if str(env.get(var, "")).strip()}
+    picked = {k.removeprefix("plugin_option_"): v for k, v in picked.items()}
+    if not picked:
+        return config
+    parsed = Config.from_mapping(picked)
+    return config.replace(**{k: getattr(parsed, k) for k in picked})
+
+
 # ---- one prompt -------------------------------------------------------------------------------------------
+
+
+def payload_session(payload: dict[str, Any]) -> str | None:
+    sid = payload.get("session_id")
+    return sid if isinstance(sid, str) and sid else None
+
+
+def recall_for_payload(
+    ws: Workspace,
+    config: Config,
+    payload: dict[str, Any],
+    *,
+    deadline: float = DEADLINE_S,
+    ctx: Any = None,
+    record: bool = True,
+    note: str = "",
+    source: str = "in-process",
+) -> Decision | None:
+    """The hook's decision for its payload (None: auto_recall is off). ``ctx``: hybrid evidence in this
+    process (the server), else keyword only; ``note``: why no server answered (the fallback)."""
+    if not config.auto_recall or config.recall_chars <= 0:
+        return None
+    prompt, cwd = payload.get("prompt"), payload.get("cwd")
+    return recall_for_prompt(
+        ws,
+        config,
+        prompt if isinstance(prompt, str) else "",
+        cwd if isinstance(cwd, str) else "",
+        payload_session(payload),
+        deadline=deadline,
+        record=record,
+        ctx=ctx,
+        source=source,
+        note=note,
+    )
+
+
+def hook_output(decision: Decision | None) -> tuple[str, str]:
+    """(what the hook prints, its line in hooks.log)."""
+    if decision is None:
+        return "", "auto_recall off"
+    if not decision.text:
+        return "", f"recall ({decision.source or 'nothing asked'}): nothing injected: {decision.reason}"
+    out = {"hookSpecificOutput": {"hookEventName": "UserPromptSubmit", "additionalContext": decision.text}}
+    paths = ", ".join(c.shown for c in decision.injected)
+    return json.dumps(out, ensure_ascii=False), f"recall ({decision.source}): {len(decision.text)} chars: {paths}"
+
+
+def remember(ws: Workspace, session_id: str | None, decision: Decision) -> None:
+    """What was injected into the session (no repeats), and the recall log's line."""
+    prompt_recall.save_state(ws, session_id, decision, prompt_recall.load_state(ws, session_id))
+    prompt_recall.log(ws, decision, session_id)
 
 
 def recall_for_prompt(
@@ -189,66 +209,52 @@ def recall_for_prompt(
     deadline: float = DEADLINE_S,
     record: bool = True,
     ctx: Any = None,
-    keyword_only: bool = False,
+    source: str = "in-process",
+    note: str = "",
 ) -> Decision:
     """What the hook injects for ``prompt`` (``record``: remember it for the session and log it).
-    ``ctx``: compute the hybrid evidence in this process instead of asking a server."""
+    ``ctx``: hybrid evidence in this process (``source`` names it in the log); else keyword only, from
+    the index read-only (``note``: why, for the log)."""
     t0 = time.monotonic()
-    state = prompt_recall.load_state(ws, session_id)
-    decision = Decision(prompt, "")
+    seen = prompt_recall.load_state(ws, session_id)["given"]
     why = prompt_recall.trivial(prompt)
-    if not why:
-        decision = _evidence_and_decide(ws, config, prompt, cwd, session_id, state, t0 + deadline, ctx, keyword_only)
+    if why:
+        decision = Decision(prompt, "", reason=why)
     else:
-        decision.reason = why
+        decision = _evidence_and_decide(config, prompt, cwd, session_id, seen, t0 + deadline, ws, ctx, source, note)
     decision.ms = (time.monotonic() - t0) * 1000
     if record:
-        prompt_recall.save_state(ws, session_id, decision, state)
-        prompt_recall.log(ws, decision, session_id)
+        remember(ws, session_id, decision)
     return decision
 
 
 def _evidence_and_decide(
-    ws: Workspace,
     config: Config,
     prompt: str,
     cwd: str,
     session_id: str | None,
-    state: dict[str, Any],
+    seen: dict[str, str],
     end: float,
+    ws: Workspace,
     ctx: Any,
-    keyword_only: bool,
+    source: str,
+    note: str,
 ) -> Decision:
-    notes: list[str] = []
     project = None
     if ctx is not None:
         from ..tools.prompt_candidates import candidates
         from ..tools.recall_scope import current_project
 
         information, found, notes = candidates(ctx, prompt, cwd)
-        project, source = current_project(ctx, cwd).name or None, "in-process"
+        project = current_project(ctx, cwd).name or None
     else:
-        answer = (
-            None
-            if keyword_only
-            else ask_server(ws, {"prompt": prompt, "cwd": cwd}, (end - time.monotonic()) * SERVER_SHARE)
-        )
-        if answer is not None:
-            information = float(answer.get("information") or 0.0)
-            found = [prompt_recall.candidate_from(c) for c in answer.get("candidates") or []]
-            notes, source = [str(n) for n in answer.get("notes") or []], "server"
-            project = answer.get("project")
-        else:
-            if not keyword_only:
-                notes.append("no MCP server of this workspace answered: keyword evidence only, no vectors")
-            try:
-                information, found, more = call_with_timeout(
-                    read_only_evidence, (ws, prompt, cwd), end - time.monotonic()
-                )
-            except ReMeError as exc:
-                return Decision(prompt, "keyword-only", reason=f"deadline: {exc}", notes=notes)
-            notes += more
-            source = "keyword-only"
+        try:
+            information, found, notes = call_with_timeout(read_only_evidence, (ws, prompt, cwd), end - time.monotonic())
+        except ReMeError as exc:
+            return Decision(prompt, "keyword-only", reason=f"deadline: {exc}", notes=[note] if note else [])
+        source = "keyword-only"
+        if note:
+            notes = [f"{note}: keyword evidence only, no vectors", *notes]
     if project is None and cwd:
         from ..memory.project import detect
 
@@ -258,12 +264,12 @@ def _evidence_and_decide(
         information,
         found,
         project=project,
-        seen=state["given"],
+        seen=seen,
         own_session=session_id,
         budget=config.recall_chars,
         source=source,
     )
-    decision.notes = notes
+    decision.notes = list(notes)
     return decision
 
 
@@ -284,16 +290,17 @@ def run_cli(args: Any) -> int:
     cwd = os.path.abspath(args.cwd or os.getcwd())
     ctx = Context.open(getattr(args, "workspace", None))
     config = ctx.config if args.chars is None else ctx.config.replace(recall_chars=args.chars)
-    try:
-        decision = None
-        if not args.keyword_only:
-            decision = recall_for_prompt(ctx.workspace, config, prompt, cwd, args.session, record=False, deadline=5.0)
-            if decision.source != "server" and not prompt_recall.trivial(prompt):
-                decision = recall_for_prompt(ctx.workspace, config, prompt, cwd, args.session, record=False, ctx=ctx)
-        else:
-            decision = recall_for_prompt(
-                ctx.workspace, config, prompt, cwd, args.session, record=False, keyword_only=True, deadline=5.0
-            )
+    try:  # the server's evidence, computed here (the model loads: seconds), or the fallback's
+        decision = recall_for_prompt(
+            ctx.workspace,
+            config,
+            prompt,
+            cwd,
+            args.session,
+            record=False,
+            deadline=5.0,
+            ctx=None if args.keyword_only else ctx,
+        )
     finally:
         ctx.close()
     if getattr(args, "json", False):

@@ -57,17 +57,3 @@ def candidates(ctx: Context, prompt: str, cwd: str) -> tuple[float, list[Candida
     rank = {(s.workspace, s.hit.path): i for i, s in enumerate(hits)}
     found.sort(key=lambda c: rank.get((c.workspace, c.path), len(rank)))
     return information, found, notes
-
-
-def answer(ctx: Context, request: dict[str, Any]) -> dict[str, Any]:
-    """The socket's answer to one request {"prompt", "cwd"} (surfaces/recall.py)."""
-    from .recall_scope import current_project
-
-    cwd = str(request.get("cwd") or "")
-    information, found, notes = candidates(ctx, str(request.get("prompt") or ""), cwd)
-    return {
-        "project": current_project(ctx, cwd).name or None,
-        "information": information,
-        "candidates": [prompt_recall.candidate_json(c) for c in found],
-        "notes": notes,
-    }
