@@ -292,7 +292,7 @@ def test_team_memory_is_filtered_too(ctx, ws, tmp_path, monkeypatch):
 
 def test_an_older_index_gets_its_labels_on_open_without_a_reindex(ws):
     card(ws, "digest/wiki/a.md", "puffin notes #seabird", tags=["birds"], project="alpha")
-    card(ws, "digest/wiki/b.md", "puffin notes puffin")
+    card(ws, "digest/other/b.md", "puffin notes puffin")
     idx = Index(ws, Config.load(ws.root).replace(embedding="none"))
     idx.sync()
     ids = idx.read(lambda c: c.execute("SELECT id, path FROM chunks ORDER BY id").fetchall())
@@ -302,15 +302,22 @@ def test_an_older_index_gets_its_labels_on_open_without_a_reindex(ws):
     db.execute("DELETE FROM meta WHERE key = 'labels'")
     db.commit()
     db.close()
+    outside = ws.root.parent / "outside"  # a folder swapped for a symlink meanwhile is not read through
+    outside.mkdir()
+    (outside / "b.md").write_text("puffin #leaked\n")
+    (ws.root / "digest/other/b.md").unlink()
+    (ws.root / "digest/other").rmdir()
+    (ws.root / "digest/other").symlink_to(outside)
     idx = Index(ws, Config.load(ws.root).replace(embedding="none"))
     try:
+        assert idx.read(lambda c: c.execute("SELECT COUNT(*) FROM labels WHERE value = 'leaked'").fetchone()[0]) == 0
         assert idx.read(lambda c: c.execute("SELECT id, path FROM chunks ORDER BY id").fetchall()) == ids
         assert [h.path for h in idx.search("puffin", tags=["birds"]).results] == ["digest/wiki/a.md"]
         assert [h.path for h in idx.search("puffin", tags=["seabird"]).results] == ["digest/wiki/a.md"]
         assert idx.read(lambda c: c.execute("SELECT value FROM labels WHERE kind='project'").fetchall()) == [
             ('"alpha"',)
         ]
-        assert "labels: 2 notes labelled" in (ws.metadata / "logs" / "index.log").read_text()
+        assert "labels: 1 notes labelled" in (ws.metadata / "logs" / "index.log").read_text()
     finally:
         idx.close()
     again = Index(ws, Config.load(ws.root).replace(embedding="none"))  # once only

@@ -81,7 +81,7 @@ class Index:
         if self.mode == "rw":  # stored tokens of an older tokenizer are made again (sync.retokenize)
             self.db.run(lambda conn: retokenize(conn, self.db.writer, self.metadata))
             # and an index made before search's tag filter gets its labels (sync.backfill_labels)
-            self.db.run(lambda conn: backfill_labels(conn, self.db.writer, ws.root, self.metadata))
+            self.db.run(lambda conn: backfill_labels(conn, self.db.writer, ws, self.metadata))
         self.vectors = VectorHalf(self.db, ws, config, self._stop, background=background_embedding)
         self.keywords = KeywordHalf(self.db)
         # the link graph in memory for search's expansion; the database answers until it is built

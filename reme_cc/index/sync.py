@@ -23,7 +23,7 @@ from ..base.config import Config
 from ..notes.documents import DOCUMENT_EXTS, MAX_DOCUMENT_BYTES, prune_cache, text_view
 from ..notes.formats import NOTE_EXTS, TEXT_INDEXED_EXTS
 from ..notes.text import has_unsafe
-from ..base.workspace import own_stat
+from ..base.workspace import Workspace, own_stat
 from . import catalog, keyword, labels
 from .catalog import bump_generation, get_meta, index_log, set_meta, transaction
 from .labels import labels_of
@@ -534,11 +534,12 @@ def retokenize(conn: sqlite3.Connection, writer_lock: Any, metadata: Path) -> in
     return done
 
 
-def backfill_labels(conn: sqlite3.Connection, writer_lock: Any, ws_root: Path, metadata: Path) -> int | None:
+def backfill_labels(conn: sqlite3.Connection, writer_lock: Any, ws: Workspace, metadata: Path) -> int | None:
     """An index made before the labels table (meta 'labels' missing) gets every indexed note's labels
     (labels.labels_of: the frontmatter as files.extra holds it, the body read from disk), in one
     transaction: nothing else changes, no re-index. Returns the notes labelled, None when nothing was due.
     A note edited since it was indexed gets its labels again from its next sync, like all its rows."""
+    from ..base.errors import ReMeError
     from ..notes.frontmatter import split_frontmatter
 
     if get_meta(conn, "labels") is not None:
@@ -555,11 +556,10 @@ def backfill_labels(conn: sqlite3.Connection, writer_lock: Any, ws_root: Path, m
         for path, extra in rows:
             if not path.lower().endswith(NOTE_EXTS):
                 continue
-            try:
+            try:  # read as the workspace reads a file (a team's is hostile: no symlink on the way)
                 meta = json.loads(extra or "{}")
-                with open(ws_root / path, "rb", opener=_no_follow) as fh:
-                    body = split_frontmatter(fh.read().decode("utf-8", errors="replace"))[1]
-            except (OSError, ValueError):
+                body = split_frontmatter(ws.read_bytes(path).decode("utf-8", errors="replace"))[1]
+            except (ReMeError, OSError, ValueError):
                 continue  # gone or changed since: its next sync writes its rows, labels included
             labels.store(conn, path, labels_of(meta if isinstance(meta, dict) else {}, body))
             done += 1
