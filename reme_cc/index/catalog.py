@@ -28,6 +28,7 @@ from .terms import TOKENIZER_VERSION
 
 SCHEMA_VERSION = 3  # a new version rebuilds the database; a new TOKENIZER_VERSION only re-tokenises it
 DB_NAME = "index.sqlite"
+LABELS_VERSION = 1  # meta 'labels': the labels table holds every indexed file's (sync.backfill_labels)
 
 log = logging.getLogger("reme_cc.index")
 STATEMENT_S = 60.0  # no statement of reme's runs this long (the biggest: a scan of 100k chunks, seconds)
@@ -59,11 +60,23 @@ CREATE VIRTUAL TABLE IF NOT EXISTS nodes_fts USING fts5(path UNINDEXED, tokens, 
 CREATE TABLE IF NOT EXISTS embeddings (
     model TEXT NOT NULL, hash TEXT NOT NULL, vector BLOB NOT NULL, PRIMARY KEY (model, hash)
 ) WITHOUT ROWID;
-CREATE TABLE IF NOT EXISTS vector_log (seq INTEGER PRIMARY KEY AUTOINCREMENT, model TEXT NOT NULL, hash TEXT NOT NULL);
 """
 # Added to schema 3 without a version bump (a bump would rebuild the database and lose the embedding
-# cache, hours of work): created on open when missing.
-VECTOR_LOG = SCHEMA.strip().rstrip(";").split(";")[-1]
+# cache, hours of work): created on open when missing. ``labels``: what search filters on before
+# ranking (kind "tag": a note's tags and every level above them; "project": its frontmatter value as
+# JSON), filled for an older database by sync.backfill_labels.
+ADDED = {
+    "vector_log": [
+        "CREATE TABLE IF NOT EXISTS vector_log (seq INTEGER PRIMARY KEY AUTOINCREMENT, model TEXT NOT NULL, "
+        "hash TEXT NOT NULL)"
+    ],
+    "labels": [
+        "CREATE TABLE IF NOT EXISTS labels (path TEXT NOT NULL, kind TEXT NOT NULL, value TEXT NOT NULL)",
+        "CREATE INDEX IF NOT EXISTS labels_value ON labels(kind, value, path)",  # covering: a filter reads it alone
+        "CREATE INDEX IF NOT EXISTS labels_path ON labels(path)",
+    ],
+}
+SCHEMA += "".join(f"{stmt};\n" for statements in ADDED.values() for stmt in statements)
 
 
 class DamagedIndex(Exception):
@@ -219,8 +232,8 @@ def connect(metadata: Path) -> tuple[sqlite3.Connection, str]:
                 continue
             if version is None:
                 create_schema(conn)
-            elif conn.execute("SELECT 1 FROM sqlite_master WHERE name='vector_log'").fetchone() is None:
-                conn.execute(VECTOR_LOG)
+            else:
+                add_missing(conn)
             return conn, "rw"
         except sqlite3.DatabaseError as exc:
             conn.close()
@@ -273,9 +286,19 @@ def create_schema(conn: sqlite3.Connection) -> None:
         # snapshot) check it so they never mistake a new database's chunk for an old one's
         conn.execute(
             "INSERT OR IGNORE INTO meta VALUES ('schema_version', ?), ('generation', '0'), ('db_id', ?), "
-            "('tokenizer', ?)",
-            (str(SCHEMA_VERSION), uuid.uuid4().hex, str(TOKENIZER_VERSION)),
+            "('tokenizer', ?), ('labels', ?)",
+            (str(SCHEMA_VERSION), uuid.uuid4().hex, str(TOKENIZER_VERSION), str(LABELS_VERSION)),
         )
+
+
+def add_missing(conn: sqlite3.Connection) -> None:
+    """Create the tables of ``ADDED`` an older database lacks (one transaction each)."""
+    have = {r[0] for r in conn.execute("SELECT name FROM sqlite_master")}
+    for table, statements in ADDED.items():
+        if table not in have:
+            with transaction(conn):
+                for stmt in statements:
+                    conn.execute(stmt)
 
 
 def _read_only(exc: BaseException) -> bool:

@@ -20,7 +20,7 @@ import resource
 import sqlite3
 import threading
 from typing import Any
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from ..base.config import Config
 from ..base.errors import InvalidInputError, ReMeError
@@ -32,8 +32,20 @@ from .database import Database
 from .graph import LinkGraph, neighbors
 from .idle import Residency
 from .keyword_half import KeywordHalf
-from .records import FileRecord, Graph, GraphEdge, GraphNode, Hit, LinkRecord, Neighbor, NodeHit, Recall, SearchResponse
-from .sync import CONFLICT_KEY, HARD_LINK_KEY, SyncReport, retokenize
+from .records import (
+    FileRecord,
+    Graph,
+    GraphEdge,
+    GraphNode,
+    Hit,
+    LinkRecord,
+    Neighbor,
+    NodeHit,
+    Only,
+    Recall,
+    SearchResponse,
+)
+from .sync import CONFLICT_KEY, HARD_LINK_KEY, SyncReport, backfill_labels, retokenize
 from .vector_half import VectorHalf
 from .writer import CatalogWriter
 
@@ -68,6 +80,8 @@ class Index:
         self.db = Database(self.metadata)
         if self.mode == "rw":  # stored tokens of an older tokenizer are made again (sync.retokenize)
             self.db.run(lambda conn: retokenize(conn, self.db.writer, self.metadata))
+            # and an index made before search's tag filter gets its labels (sync.backfill_labels)
+            self.db.run(lambda conn: backfill_labels(conn, self.db.writer, ws, self.metadata))
         self.vectors = VectorHalf(self.db, ws, config, self._stop, background=background_embedding)
         self.keywords = KeywordHalf(self.db)
         # the link graph in memory for search's expansion; the database answers until it is built
@@ -203,12 +217,23 @@ class Index:
         *,
         tier_of: Callable[[Any], int | None] | None = None,
         chunks: bool = False,
+        tags: Sequence[str] = (),
     ) -> SearchResponse:
-        """``limit`` distinct notes, each hit its note's best chunk (``chunks``: the best chunks)."""
+        """``limit`` distinct notes, each hit its note's best chunk (``chunks``: the best chunks); with
+        ``tags``, only notes carrying all of them (run_search)."""
         from .search import run_search
 
         return run_search(
-            self, query, limit, min_score, start_date, end_date, folder=folder, tier_of=tier_of, chunks=chunks
+            self,
+            query,
+            limit,
+            min_score,
+            start_date,
+            end_date,
+            folder=folder,
+            tier_of=tier_of,
+            chunks=chunks,
+            tags=tags,
         )
 
     def recall(
@@ -222,11 +247,14 @@ class Index:
         notes: bool = False,
         rare: int = 0,
         scripts: bool = False,
+        only: Only | None = None,
     ) -> Recall:
         """Both recall halves for one query (see recall.py)."""
         from .recall import recall
 
-        return recall(self.db, self.keywords, self.vectors, query, k, start, end, modes, folder, notes, rare, scripts)
+        return recall(
+            self.db, self.keywords, self.vectors, query, k, start, end, modes, folder, notes, rare, scripts, only
+        )
 
     def rare_term_chunks(self, query: str, max_df: int) -> set[int]:
         return self.db.run(lambda conn: keyword.rare_term_chunks(conn, query, max_df))

@@ -8,10 +8,12 @@ FTS5 is incremental, multi-process safe and needs no tombstone handling.
 from __future__ import annotations
 
 import functools
+import json
 import logging
 import re
 import sqlite3
 import threading
+from collections.abc import Collection
 
 from . import terms
 
@@ -167,9 +169,10 @@ def search_chunks(
     start_date: str | None = None,
     end_date: str | None = None,
     path_like: str | None = None,
+    paths: Collection[str] | None = None,
 ) -> list[tuple[int, float]]:
-    """Top-k (chunk id, bm25 score; higher is better) for ``query``, optionally within a date range
-    and a folder (``path_like``: an escaped LIKE pattern such as ``digest/%``)."""
+    """Top-k (chunk id, bm25 score; higher is better) for ``query``, optionally within a date range,
+    a folder (``path_like``: an escaped LIKE pattern such as ``digest/%``) and the files of ``paths``."""
     expr = match_expression(query)
     if expr is None:
         return []
@@ -186,6 +189,9 @@ def search_chunks(
     if path_like:
         where += " AND c.path LIKE ? ESCAPE '\\'"
         args.append(path_like)
+    if paths is not None:
+        where += " AND c.path IN (SELECT value FROM json_each(?))"
+        args.append(json.dumps(list(paths)))
     rows = conn.execute(sql + where + " ORDER BY s, c.path, c.start_line, c.id LIMIT ?", (*args, k)).fetchall()
     return [(int(r[0]), -float(r[1])) for r in rows]
 

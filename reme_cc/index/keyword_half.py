@@ -6,7 +6,7 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 from typing import Any
-from collections.abc import Iterator
+from collections.abc import Collection, Iterator
 
 from . import catalog, keyword, tiers
 from .bm25 import BM25Index, ChunkNotes, search_notes_fts
@@ -31,24 +31,44 @@ class KeywordHalf:
         start: str | None = None,
         end: str | None = None,
         folder: str | None = None,
+        paths: Collection[str] | None = None,
     ) -> Hits:
-        """Top-k BM25 (chunk id, score). A folder filter (the dream's recall over digest/) is answered
-        exactly by FTS5; else the in-memory index when it is ready."""
+        """Top-k BM25 (chunk id, score) among the chunks of ``paths`` (None: every file). A folder
+        filter (the dream's recall over digest/) is answered exactly by FTS5; else the in-memory index
+        when it is ready."""
+        if paths is not None and not paths:
+            return []
         if folder:
-            return keyword.search_chunks(conn, query, k, start, end, keyword.like_prefix(folder))
+            return keyword.search_chunks(conn, query, k, start, end, keyword.like_prefix(folder), paths)
         if self.bm25 is not None:
-            hits = self.bm25.search(conn, query, k, start, end)
+            hits = self.bm25.search(conn, query, k, start, end, paths)
             if hits is not None:
                 return hits
-        return keyword.search_chunks(conn, query, k, start, end)
+        return keyword.search_chunks(conn, query, k, start, end, paths=paths)
 
     def notes(
-        self, conn: sqlite3.Connection, query: str, k: int, start: str | None, end: str | None, folder: str | None
+        self,
+        conn: sqlite3.Connection,
+        query: str,
+        k: int,
+        start: str | None,
+        end: str | None,
+        folder: str | None,
+        paths: Collection[str] | None = None,
     ) -> list[tuple[str, float]]:
-        """Top-k notes by whole-note BM25 (note path, score)."""
+        """Top-k notes by whole-note BM25 (note path, score), among ``paths`` (None: every file)."""
+        if paths is not None and not paths:
+            return []
         if self.bm25 is not None:
-            return self.bm25.search_notes(conn, query, k, start, end, folder)
-        return search_notes_fts(conn, query, k, start, end, keyword.like_prefix(folder) if folder else None)
+            return self.bm25.search_notes(conn, query, k, start, end, folder, paths)
+        return search_notes_fts(
+            conn, query, k, start, end, keyword.like_prefix(folder) if folder else None, paths=paths
+        )
+
+    def chunk_ids(self, conn: sqlite3.Connection, paths: Collection[str]) -> Any:
+        """The chunk ids of the files in ``paths`` (an array) from the in-memory index, or None while
+        it is not in (the caller asks SQL)."""
+        return self.bm25.chunk_ids(conn, paths) if self.bm25 is not None else None
 
     def note_share(self, ids: Any) -> float:
         """Share of notes with a chunk among ``ids`` (the chunks with a vector)."""

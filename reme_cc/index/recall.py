@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+import json
 import re
 import sqlite3
 import threading
 from typing import Any
 
-from . import keyword, terms
+from . import keyword, labels, terms
 from .database import Database
 from .keyword_half import Hits, KeywordHalf
-from .records import Recall
+from .records import Only, Recall
 from .catalog import get_meta, rows_in
 from .vector_half import VectorHalf
 
@@ -28,13 +29,15 @@ def recall(
     notes: bool = False,
     rare: int = 0,
     scripts: bool = False,
+    only: Only | None = None,
 ) -> Recall:
-    """BM25 top-k in this thread while the query is embedded in another, then vector top-k (date range
-    and folder applied to both); with ``notes`` also the top-k notes by whole-note BM25 (read in the
-    same transaction as the chunks) and the candidates' notes; with ``rare`` the query terms in at
-    most that many chunks; with ``scripts`` the candidates whose dominant script is not the query's
-    (``foreign``: one half cannot rank them fairly). Embedding failures leave the vector half empty with a warning;
-    ``coverage`` is the share of chunks that have a vector now."""
+    """BM25 top-k in this thread while the query is embedded in another, then vector top-k (date range,
+    folder and ``only``'s tags and project applied to both, before either ranks); with ``notes`` also
+    the top-k notes by whole-note BM25 (read in the same transaction as the chunks) and the candidates'
+    notes; with ``rare`` the query terms in at most that many chunks; with ``scripts`` the candidates
+    whose dominant script is not the query's (``foreign``: one half cannot rank them fairly). Embedding
+    failures leave the vector half empty with a warning; ``coverage`` is the share of chunks that have
+    a vector now."""
     out = Recall(keyword_searched="keyword" in modes)
     store = vectors.store if "vector" in modes else None
     qvec: dict[str, Any] = {}
@@ -52,22 +55,18 @@ def recall(
             worker = threading.Thread(target=embed, daemon=True)
             worker.start()
 
-    def keyword_and_filter(conn: sqlite3.Connection) -> tuple[Hits, list[int] | None, int]:
+    def keyword_and_filter(conn: sqlite3.Connection) -> tuple[Hits, Any, int]:
+        paths = labels.allowed_paths(conn, only)  # in this transaction: both halves see the same notes
         kw: Hits = []
         if "keyword" in modes:
-            kw = keywords.chunks(conn, query, k, start, end, folder)
+            kw = keywords.chunks(conn, query, k, start, end, folder, paths)
             if notes:
-                out.notes = keywords.notes(conn, query, k, start, end, folder)
+                out.notes = keywords.notes(conn, query, k, start, end, folder, paths)
         allowed = None
-        if worker is not None and (start or end or folder):
-            sql, args = "SELECT c.id FROM chunks c", []
-            if start or end:
-                sql += " JOIN files f ON f.path = c.path WHERE f.date BETWEEN ? AND ?"
-                args += [start or "0000-00-00", end or "9999-99-99"]
-            if folder:
-                sql += (" AND" if args else " WHERE") + " c.path LIKE ? ESCAPE '\\'"
-                args.append(keyword.like_prefix(folder))
-            allowed = [r[0] for r in conn.execute(sql, args)]
+        if worker is not None and paths is not None and not (start or end or folder):
+            allowed = keywords.chunk_ids(conn, paths)
+        if worker is not None and allowed is None and (start or end or folder or paths is not None):
+            allowed = allowed_chunks(conn, start, end, folder, paths)
         return kw, allowed, keywords.chunk_total(conn) if store is not None else 0  # the coverage's denominator
 
     out.keyword, allowed, total = db.run(keyword_and_filter)
@@ -98,6 +97,24 @@ def recall(
         out.paths = keywords.chunk_paths(list(dict.fromkeys([c for c, _ in out.vector] + [c for c, _ in out.keyword])))
         out.chunks = db.run(keywords.chunk_total)
     return out
+
+
+def allowed_chunks(
+    conn: sqlite3.Connection, start: str | None, end: str | None, folder: str | None, paths: set[str] | None
+) -> list[int]:
+    """The chunk ids the vector half may rank: dated in the range, below the folder, of the files in ``paths``."""
+    sql, where, args = "SELECT c.id FROM chunks c", [], []
+    if start or end:
+        sql += " JOIN files f ON f.path = c.path"
+        where.append("f.date BETWEEN ? AND ?")
+        args += [start or "0000-00-00", end or "9999-99-99"]
+    if folder:
+        where.append("c.path LIKE ? ESCAPE '\\'")
+        args.append(keyword.like_prefix(folder))
+    if paths is not None:
+        where.append("c.path IN (SELECT value FROM json_each(?))")
+        args.append(json.dumps(list(paths)))
+    return [r[0] for r in conn.execute(sql + " WHERE " + " AND ".join(where), args)]
 
 
 def dominant_script(text: str) -> str:

@@ -70,6 +70,16 @@ class SearchResponse:
     vector: list[tuple[int, float]] = field(default_factory=list)  # the vector half's (chunk id, cosine), best first
 
 
+@dataclass(frozen=True)
+class Only:
+    """Which notes a search may return, applied before ranking in both recall halves (index/labels.py):
+    those carrying every tag of ``tags`` (canonical: notes/tags.py) and whose frontmatter ``project``
+    value ``project`` keeps (called with None for a note that has none; None: every note)."""
+
+    tags: tuple[str, ...] = ()
+    project: Callable[[Any], bool] | None = None
+
+
 @dataclass
 class Recall:
     """What both recall halves found for one query (chunk id, raw score), best first, and what the

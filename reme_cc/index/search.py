@@ -9,10 +9,12 @@ import datetime as _dt
 import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+from collections.abc import Sequence
 
 from ..base.errors import InvalidInputError
+from ..notes import tags as note_tags
 from . import keyword, tiers
-from .records import SearchResponse
+from .records import Only, SearchResponse
 
 if TYPE_CHECKING:  # pragma: no cover
     from . import Index
@@ -262,11 +264,17 @@ def run_search(
     folder: str | None = None,
     tier_of: TierOf | None = None,
     chunks: bool = False,
+    tags: Sequence[str] = (),
 ) -> SearchResponse:
     """``tier_of`` (e.g. the project preference) reorders the fused candidates before the cut; see tiers.py.
-    ``limit`` hits are ``limit`` distinct notes (``distinct_notes``), or chunks with ``chunks``."""
+    ``limit`` hits are ``limit`` distinct notes (``distinct_notes``), or chunks with ``chunks``.
+
+    Filters apply before ranking, in both recall halves: the dates, the folder, ``tags`` (only notes
+    carrying every one: notes/tags.py, labels.py) and the notes ``tier_of`` leaves out (a project
+    named), so ``limit`` hits come back whenever that many notes pass."""
 
     query, start, end = validate(query, limit, min_score, start_date, end_date)
+    only = Only(note_tags.filter_tags(tags), (lambda value: tier_of(value) is not None) if tier_of else None)
     rule = fusion if isinstance(fusion, Fusion) else fusion_named(fusion or index.config.search_fusion)
     warnings: list[str] = []
     if len(query) > keyword.MAX_QUERY_CHARS:
@@ -278,7 +286,7 @@ def run_search(
     k = min(MAX_CANDIDATES, limit * (10 if tier_of else 5))  # a preference needs candidates beyond the top
     for _ in range(ATTEMPTS):
         rec = index.recall(
-            query, k, start, end, modes, folder, notes=bool(rule.note), rare=rule.rare, scripts=rule.foreign
+            query, k, start, end, modes, folder, notes=bool(rule.note), rare=rule.rare, scripts=rule.foreign, only=only
         )
         fused = fuse(rec, rule)
         ranked = sorted(fused.items(), key=lambda kv: (-kv[1][0], kv[0]))

@@ -23,9 +23,10 @@ from ..base.config import Config
 from ..notes.documents import DOCUMENT_EXTS, MAX_DOCUMENT_BYTES, prune_cache, text_view
 from ..notes.formats import NOTE_EXTS, TEXT_INDEXED_EXTS
 from ..notes.text import has_unsafe
-from ..base.workspace import own_stat
-from . import keyword
+from ..base.workspace import Workspace, own_stat
+from . import catalog, keyword, labels
 from .catalog import bump_generation, get_meta, index_log, set_meta, transaction
+from .labels import labels_of
 from .terms import TOKENIZER_VERSION
 
 WALK_LAYERS = ("daily", "digest", "resource", "session")
@@ -149,6 +150,7 @@ def _delete_path(conn: sqlite3.Connection, path: str) -> None:
         conn.execute("DELETE FROM chunks WHERE path=?", (path,))
     conn.execute("DELETE FROM links WHERE source=?", (path,))
     conn.execute("DELETE FROM nodes_fts WHERE path=?", (path,))
+    conn.execute("DELETE FROM labels WHERE path=?", (path,))
 
 
 @dataclass
@@ -167,6 +169,7 @@ class Prepared:
     )  # start,end,text,hash,headings,tokens
     links: list[tuple[str, str | None, str | None, int, str | None, int]] = field(default_factory=list)
     node_tokens: str | None = None
+    labels: list[tuple[str, str]] = field(default_factory=list)  # (kind, value): labels.labels_of
     indexed: bool = True
     vanished: bool = False
 
@@ -234,6 +237,7 @@ def prepare(ws_root: Path, path: str, stat: tuple[int, int], config: Config, met
         out.links = [(l.target, l.anchor, l.alias, int(l.embed), l.predicate, l.line) for l in parse_links(text)]
         if path.startswith("digest/"):
             out.node_tokens = keyword.tokenize(node_text(path, out.name, out.description))
+        out.labels = labels_of(meta, note.body)
     out.extra = json.dumps(
         {k: v for k, v in meta.items() if k not in ("name", "description")}, ensure_ascii=False, default=str
     )
@@ -297,6 +301,7 @@ def store(conn: sqlite3.Connection, p: Prepared, paths: set[str], stems: Mapping
     )
     if p.node_tokens is not None:
         conn.execute("INSERT INTO nodes_fts(path, tokens) VALUES (?, ?)", (p.path, p.node_tokens))
+    labels.store(conn, p.path, p.labels)
     return len(p.chunks)
 
 
@@ -526,4 +531,39 @@ def retokenize(conn: sqlite3.Connection, writer_lock: Any, metadata: Path) -> in
         f"tokenizer {TOKENIZER_VERSION}: re-tokenised {done} chunks and {len(nodes)} nodes "
         f"in {time.perf_counter() - t0:.1f} s",
     )
+    return done
+
+
+def backfill_labels(conn: sqlite3.Connection, writer_lock: Any, ws: Workspace, metadata: Path) -> int | None:
+    """An index made before the labels table (meta 'labels' missing) gets every indexed note's labels
+    (labels.labels_of: the frontmatter as files.extra holds it, the body read from disk), in one
+    transaction: nothing else changes, no re-index. Returns the notes labelled, None when nothing was due.
+    A note edited since it was indexed gets its labels again from its next sync, like all its rows."""
+    from ..base.errors import ReMeError
+    from ..notes.frontmatter import split_frontmatter
+
+    if get_meta(conn, "labels") is not None:
+        return None
+    import time
+
+    t0 = time.perf_counter()
+    with writer_lock, transaction(conn):
+        if get_meta(conn, "labels") is not None:  # another process did it meanwhile
+            return None
+        conn.execute("DELETE FROM labels")
+        rows = conn.execute("SELECT path, extra FROM files WHERE indexed = 1").fetchall()
+        done = 0
+        for path, extra in rows:
+            if not path.lower().endswith(NOTE_EXTS):
+                continue
+            try:  # read as the workspace reads a file (a team's is hostile: no symlink on the way)
+                meta = json.loads(extra or "{}")
+                body = split_frontmatter(ws.read_bytes(path).decode("utf-8", errors="replace"))[1]
+            except (ReMeError, OSError, ValueError):
+                continue  # gone or changed since: its next sync writes its rows, labels included
+            labels.store(conn, path, labels_of(meta if isinstance(meta, dict) else {}, body))
+            done += 1
+        set_meta(conn, "labels", str(catalog.LABELS_VERSION))
+        bump_generation(conn)
+    index_log(metadata, f"labels: {done} notes labelled in {time.perf_counter() - t0:.1f} s (search's tag filter)")
     return done

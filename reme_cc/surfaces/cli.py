@@ -82,11 +82,14 @@ def _kind(annotation: Any) -> str:
     return {int: "int", float: "float"}.get(core, "str")
 
 
-def _add_field(sub: argparse.ArgumentParser, name: str, field: Any, positional: bool) -> None:
+def _add_field(sub: argparse.ArgumentParser, name: str, field: Any, positional: bool, others: Any = ()) -> None:
+    """``others``: the tool's other parameter names (a list option also answers to its singular,
+    ``--tag`` for ``tags``, unless that is another parameter's)."""
     kind = _kind(field.annotation)
     help_text = field.description or ""
     dest = name
     flag = "--" + name.replace("_", "-")
+    flags = [flag]
     kw: dict[str, Any] = {"help": help_text}
     if kind == "int":
         kw["type"] = int
@@ -112,7 +115,9 @@ def _add_field(sub: argparse.ArgumentParser, name: str, field: Any, positional: 
     if kind == "list":
         kw["action"], kw["metavar"] = "append", "VALUE"
         kw["help"] = help_text + " (repeat the option or give a comma-separated list)"
-    sub.add_argument(flag, dest=dest, required=field.is_required(), default=None, **kw)
+        if name.endswith("s") and name[:-1] not in others:
+            flags.append(flag[:-1])
+    sub.add_argument(*flags, dest=dest, required=field.is_required(), default=None, **kw)
 
 
 def _arguments(tool: Any, args: argparse.Namespace) -> dict[str, Any]:
@@ -249,7 +254,7 @@ def build_parser(argv: Sequence[str] = ()) -> argparse.ArgumentParser:
         sub = subparsers.add_parser(tool.cli_name, help=first, description=tool.description)
         _add_globals(sub, top=False)
         for name, field in tool.params.model_fields.items():
-            _add_field(sub, name, field, name in tool.positional)
+            _add_field(sub, name, field, name in tool.positional, tool.params.model_fields)
         sub.set_defaults(func=_tool_handler(tool))
     _register_builtin(subparsers)
     if _wants_extensions(argv, {t.cli_name for t in tools.values()}):

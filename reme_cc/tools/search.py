@@ -13,7 +13,7 @@ import re
 from dataclasses import asdict, fields
 from typing import Any, get_type_hints
 
-from pydantic import BaseModel, Field, create_model
+from pydantic import BaseModel, Field, create_model, field_validator
 
 from ..index.records import Hit, Neighbor, NodeHit
 
@@ -59,6 +59,11 @@ class SearchParams(Params):
     start_date: str | None = Field(None, description="Only files dated on/after this day (YYYY-MM-DD, inclusive).")
     end_date: str | None = Field(None, description="Only files dated on/before this day (YYYY-MM-DD, inclusive).")
     folder: str | None = Field(None, description="Only files under this folder, e.g. digest or daily/2026-06-20.")
+    tags: list[str] = Field(
+        default_factory=list,
+        description="Only notes carrying every one of these tags: frontmatter `tags` or an inline #tag in the "
+        'body; case-insensitive, the # optional; a nested tag a/b is found by a too. E.g. ["project/reme"].',
+    )
     project: str | None = Field(None, description=PROJECT_HELP)
     chunks: bool = Field(
         False,
@@ -70,6 +75,11 @@ class SearchParams(Params):
         description="What memory said on this day (YYYY-MM-DD): notes that held then, a corrected node's "
         "statement of that time (from its History); later daily notes and superseded-before facts left out.",
     )
+
+    @field_validator("tags", mode="before")
+    @classmethod
+    def _one_tag(cls, value: Any) -> Any:
+        return [value] if isinstance(value, str) else value  # "tags": "x" is ["x"] (a space in it is refused later)
 
 
 class SearchResult(ToolResult):
@@ -142,7 +152,8 @@ def _neighbor(n: Neighbor, workspace: str) -> str:
     "(hybrid vector + BM25). Returns the best notes (each its best chunk with path:lines and scores, "
     "other matching lines listed), plus each "
     "hit's linked notes (outlinks →, inlinks ←) by name and description only; read a path to see more. "
-    "Filter by start_date/end_date (YYYY-MM-DD) and folder. A hit whose note no longer holds says so "
+    "Filter by start_date/end_date (YYYY-MM-DD), folder, tags (all must be present) and project, before ranking. "
+    "A hit whose note no longer holds says so "
     "(status: superseded, with what replaced it, or stale: it cites a file its project no longer has), "
     "after the current ones; as_of (YYYY-MM-DD) answers what memory said on that day.",
     read_only=True,
@@ -167,6 +178,7 @@ def search(ctx: Context, params: SearchParams) -> SearchResult:
             params.folder,
             tier_of=tier_of,
             chunks=params.chunks,
+            tags=params.tags,
         )
         warnings.extend(w for w in resp.warnings if w not in warnings)
         for k, v in resp.counts.items():
@@ -181,7 +193,19 @@ def search(ctx: Context, params: SearchParams) -> SearchResult:
         from .system import EMPTY
 
         notes = [EMPTY, *notes]  # "no results" alone would read as "nothing matched"
+    elif not results and params.tags:
+        notes.append(_no_tagged(ctx, params.tags))
     return SearchResult(results=results, counts=counts, warnings=warnings + notes)
+
+
+def _no_tagged(ctx: Context, tags: list[str]) -> str:
+    """What to try when no note matched under a tag filter: the workspace's most used tags."""
+    from ..index.labels import known_tags
+    from ..notes.tags import filter_tags
+
+    common = ctx.index.read(lambda conn: known_tags(conn, 10))
+    listed = ", ".join(f"{t} ({n})" for t, n in common) or "none yet"
+    return f"nothing found with all of the tags {', '.join(filter_tags(tags))}; most used tags here: {listed}"
 
 
 def _as_of(day: str | None) -> str | None:
