@@ -409,3 +409,29 @@ def test_schema_is_versioned(ws, idx):
     )
     assert conn.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
     conn.close()
+
+
+def test_a_table_a_newer_version_added_does_not_make_the_index_rebuild(ws, idx):
+    """A newer reme adds plain tables to the same schema (as ``labels`` was added): an older process
+    opening that database keeps it, embedding cache and chunk ids included; a view or a trigger reme
+    never makes still has the database rebuilt (tests/test_team_untrusted.py)."""
+    ws.write_text("daily/2026-06-20/kept.md", "# Kept\n\nThe quokka ledger balances at noon.\n")
+    idx.sync()
+    before = idx.read(lambda c: c.execute("SELECT id, path FROM chunks ORDER BY id").fetchall())
+    db = ws.root / "metadata" / catalog.DB_NAME
+    idx.close()
+    conn = sqlite3.connect(db)
+    conn.executescript(
+        "CREATE TABLE later_feature (path TEXT, value TEXT); CREATE INDEX later_feature_path ON later_feature(path);"
+        "INSERT INTO embeddings VALUES ('m', 'h', x'00');"
+    )
+    conn.close()
+    again = Index(ws, Config.load(ws.root))
+    try:
+        assert again.read(lambda c: c.execute("SELECT id, path FROM chunks ORDER BY id").fetchall()) == before
+        assert again.read(lambda c: c.execute("SELECT COUNT(*) FROM embeddings WHERE model='m'").fetchone()[0]) == 1
+        assert again.search("quokka ledger").results[0].path == "daily/2026-06-20/kept.md"
+    finally:
+        again.close()
+    log = ws.root / "metadata" / "logs" / "index.log"
+    assert "never makes" not in (log.read_text() if log.exists() else "")

@@ -153,14 +153,18 @@ def expected_objects() -> frozenset[tuple[str, str]]:
 
 
 def foreign_objects(conn: sqlite3.Connection) -> list[str]:
-    """Objects of the main schema reme's SCHEMA does not make ("view files", "trigger t"): reading
-    sqlite_master parses, never runs, them. A missing object is not foreign (an empty file, an
-    older database: the version check and the schema creation handle those)."""
+    """Objects of the main schema that reme's SCHEMA does not make and that could run or redirect its
+    queries: views, triggers, virtual tables ("view files", "trigger t"); reading sqlite_master parses,
+    never runs, them. Plain tables and indexes of other names are inert and left alone: a newer reme
+    adds such tables to the same schema (as ``ADDED``), and a database it upgraded must not be thrown
+    away, embedding cache and all, by an older process opening it. A missing object is not foreign (an
+    empty file, an older database: the version check and the schema creation handle those)."""
     expected = expected_objects()
     return [
         f"{kind} {name}"
-        for kind, name in conn.execute("SELECT type, name FROM sqlite_master ORDER BY name")
+        for kind, name, sql in conn.execute("SELECT type, name, sql FROM sqlite_master ORDER BY name")
         if (kind, name) not in expected
+        and (kind not in ("table", "index") or "VIRTUAL" in (sql or "").upper().split("TABLE", 1)[0])
     ]
 
 
