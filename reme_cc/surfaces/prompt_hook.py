@@ -70,7 +70,7 @@ def main() -> int:
             raw = sys.stdin.buffer.read(4 * 1024 * 1024)
         payload = json.loads(raw.decode("utf-8", "replace")) if raw.strip() else {}
         if isinstance(payload, dict):
-            settings = {var: os.environ[var] for var in setting_vars() if var in os.environ}
+            settings = {var: os.environ[var] for _, var in setting_vars() if var in os.environ}
             request = {"payload": payload, "settings": settings}
             answer, why = ask_server(workspace_root(), request, DEADLINE_S * SERVER_SHARE)
             if answer is not None:

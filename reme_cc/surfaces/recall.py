@@ -136,8 +136,7 @@ def hook_config(config: Config, settings: Any) -> Config:
     """The server's settings with the recall ones as the hook's own environment gives them (plugin
     options reach each process through its environment; the hook's are the session's)."""
     env = settings if isinstance(settings, dict) else {}
-    picked = {var.split("_", 1)[1].lower(): env[var] for var in setting_vars() if str(env.get(var, "")).strip()}
-    picked = {k.removeprefix("plugin_option_"): v for k, v in picked.items()}
+    picked = {name: env[var] for name, var in setting_vars() if str(env.get(var, "")).strip()}
     if not picked:
         return config
     parsed = Config.from_mapping(picked)

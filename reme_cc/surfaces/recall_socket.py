@@ -24,9 +24,10 @@ MAX_ANSWER = 4 * 1024 * 1024
 HOOK_SETTINGS = ("auto_recall", "recall_chars")  # decided by the hook's own environment (plugin options)
 
 
-def setting_vars() -> list[str]:
-    """The environment variables of HOOK_SETTINGS, in Config.load's order (a later one wins)."""
-    return [var for name in HOOK_SETTINGS for var in (f"REME_{name.upper()}", f"CLAUDE_PLUGIN_OPTION_{name.upper()}")]
+def setting_vars() -> list[tuple[str, str]]:
+    """(setting, its environment variable) of HOOK_SETTINGS, named and ordered as Config.load reads
+    them (a later one wins)."""
+    return [(name, prefix + name.upper()) for name in HOOK_SETTINGS for prefix in ("REME_", "CLAUDE_PLUGIN_OPTION_")]
 
 
 def socket_key(root: str) -> str:
