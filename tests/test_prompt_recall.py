@@ -180,6 +180,8 @@ def test_dry_run_shows_what_and_why(ctx, tmp_path):
     out = subprocess.run(cli + ["--json", "recall", "yes"], env=env, capture_output=True, text=True, timeout=60)
     data = json.loads(out.stdout)
     assert data["injected"] == [] and "acknowledgement" in data["abstained"]
+    out = subprocess.run(cli + ["recall", "yes"], env=env, capture_output=True, text=True, timeout=60)
+    assert out.stdout.startswith("not looked up") and "would inject nothing" in out.stdout
     assert log_entries(ctx.workspace) == []  # a dry run records nothing
 
 

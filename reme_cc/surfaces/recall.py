@@ -311,7 +311,10 @@ def run_cli(args: Any) -> int:
 
 def _explain(d: Decision, config: Config) -> str:
     how = {"server": "a running MCP server (keyword + vectors)", "in-process": "this process (keyword + vectors)"}
-    lines = [f"evidence from {how.get(d.source, 'the index read-only (keyword only)')} in {d.ms:.0f} ms"]
+    if d.source:
+        lines = [f"evidence from {how.get(d.source, 'the index read-only (keyword only)')} in {d.ms:.0f} ms"]
+    else:  # a trivial turn: nothing looked up
+        lines = ["not looked up: the prompt is a trivial turn"]
     lines += [f"note: {n}" for n in d.notes]
     b = prompt_recall.BAR
     bar = (
