@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..base.errors import InvalidInputError
 from . import keyword, periods, tiers
+from .catalog import rows_in
 from .records import SearchResponse
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -369,16 +370,15 @@ def dated_notes(
     conn: Any, period: periods.Period, folder: str | None, k: int, found: dict[int, str]
 ) -> list[tuple[int, str]]:
     """(first chunk, path) of up to ``k`` notes dated in ``period`` whose chunks are not among ``found``
-    ({chunk: path}: the candidates), newest first."""
+    ({chunk: path}: the candidates), newest first. Files first, by their date index: a year holds
+    thousands of chunks."""
     seen = set(found.values())
-    sql = (
-        "SELECT min(c.id), c.path FROM chunks c JOIN files f ON f.path = c.path WHERE f.date BETWEEN ? AND ?"
-        + (" AND c.path LIKE ? ESCAPE '\\'" if folder else "")
-        + " GROUP BY c.path ORDER BY f.date DESC, c.path LIMIT ?"
-    )
+    sql = "SELECT path FROM files WHERE date BETWEEN ? AND ?" + (" AND path LIKE ? ESCAPE '\\'" if folder else "")
     args = [period.start.isoformat(), period.end.isoformat(), *([keyword.like_prefix(folder)] if folder else [])]
-    rows = conn.execute(sql, [*args, k + len(seen)]).fetchall()
-    return [(cid, path) for cid, path in rows if path not in seen][:k]
+    rows = conn.execute(sql + " ORDER BY date DESC, path LIMIT ?", [*args, 4 * k + len(seen)])  # some have no chunks
+    paths = [path for (path,) in rows if path not in seen]
+    first = dict(rows_in(conn, "SELECT path, min(id) FROM chunks WHERE path IN ({marks}) GROUP BY path", paths))
+    return [(first[path], path) for path in paths if path in first][:k]
 
 
 # ---- distinct notes (issue 25, 1): a result list spends its slots on different notes ---------------
