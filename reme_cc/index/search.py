@@ -7,13 +7,15 @@ from __future__ import annotations
 
 import datetime as _dt
 import math
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 from collections.abc import Sequence
 
 from ..base.errors import InvalidInputError
 from ..notes import tags as note_tags
-from . import keyword, tiers
+from . import keyword, labels, periods, tiers
+from .catalog import rows_in
 from .records import Only, SearchResponse
 
 if TYPE_CHECKING:  # pragma: no cover
@@ -265,13 +267,18 @@ def run_search(
     tier_of: TierOf | None = None,
     chunks: bool = False,
     tags: Sequence[str] = (),
+    today: _dt.date | None = None,
+    dates: bool | None = None,
 ) -> SearchResponse:
     """``tier_of`` (e.g. the project preference) reorders the fused candidates before the cut; see tiers.py.
     ``limit`` hits are ``limit`` distinct notes (``distinct_notes``), or chunks with ``chunks``.
 
     Filters apply before ranking, in both recall halves: the dates, the folder, ``tags`` (only notes
     carrying every one: notes/tags.py, labels.py) and the notes ``tier_of`` leaves out (a project
-    named), so ``limit`` hits come back whenever that many notes pass."""
+    named), so ``limit`` hits come back whenever that many notes pass.
+    A period the query names ("last week", relative to ``today``, the local date by default) ranks the
+    notes dated in it higher (``period_boost``) unless ``dates`` (default Config.search_dates) is off
+    or the caller gave start_date/end_date."""
 
     query, start, end = validate(query, limit, min_score, start_date, end_date)
     only = Only(note_tags.filter_tags(tags), (lambda value: tier_of(value) is not None) if tier_of else None)
@@ -282,13 +289,22 @@ def run_search(
         query = query[: keyword.MAX_QUERY_CHARS]
     if folder is not None:
         folder = index.ws.normalize(folder).rstrip("/")
+    use_dates = index.config.search_dates if dates is None else dates
+    period = periods.find_period(query, today or _dt.date.today()) if use_dates and not (start or end) else None
+    words = query
+    if period is not None:
+        warnings.append(f"query {period.label()}: notes of those days ranked higher")
+        # the period's words are no evidence of what the note is about (R@1 +0.02..0.05 without them)
+        words = period.rest(query) if _WORD.search(period.rest(query)) else query
     index.maybe_sync()
     k = min(MAX_CANDIDATES, limit * (10 if tier_of else 5))  # a preference needs candidates beyond the top
     for _ in range(ATTEMPTS):
         rec = index.recall(
-            query, k, start, end, modes, folder, notes=bool(rule.note), rare=rule.rare, scripts=rule.foreign, only=only
+            words, k, start, end, modes, folder, notes=bool(rule.note), rare=rule.rare, scripts=rule.foreign, only=only
         )
         fused = fuse(rec, rule)
+        if period is not None:
+            _rank_period(index, rec, fused, words, k, period, modes, folder, rule, only)
         ranked = sorted(fused.items(), key=lambda kv: (-kv[1][0], kv[0]))
         if tier_of is not None:
             ranked = index.read(lambda conn: tiers.prefer_chunks(conn, ranked, tier_of))
@@ -309,6 +325,81 @@ def run_search(
         warnings.append(f"vectors for {math.floor(rec.coverage * 100)} % of chunks; keyword results complete")
     counts = {"vector": len(rec.vector), "keyword": len(rec.keyword), "returned": len(results), "hybrid": both}
     return SearchResponse(results, counts, warnings, rec.vector)
+
+
+Scores = dict[int, tuple[float, float, float]]
+
+
+# ---- dates in the query (issue 25, 2): the notes of the period it names first ----------------------------
+PERIOD_BONUS = 1 / (RRF_K + 1)  # see period_boost
+_WORD = re.compile(r"\w")
+
+
+def period_boost(fused: Scores, inside: Scores, unmatched: list[int]) -> None:
+    """Every note dated in the query's period gains PERIOD_BONUS (as much as a first-rank hit in both
+    halves of the chunk term) over the rank the same search within the period gives it (its ranks
+    among the period's notes only); a note of the period that neither half found gets the bonus alone
+    (``unmatched``: one chunk each, newest first), so "what did we do yesterday" lists yesterday's
+    notes whatever their words. A soft boost, not a filter: a note may be dated the day it was written
+    about something earlier (a postmortem of last week's outage), and a note outside the period that
+    matches better than by a first-rank hit still ranks above (bench/README, "Dates in the query")."""
+    for cid, parts in inside.items():
+        s, v, w = max(parts, fused.get(cid, parts), key=lambda p: p[0])
+        fused[cid] = (s + PERIOD_BONUS, v, w)
+    for i, cid in enumerate(unmatched):
+        if cid not in fused:
+            fused[cid] = (PERIOD_BONUS * (1 - i / 10_000), 0.0, 0.0)  # newest first
+
+
+def _rank_period(
+    index: Index,
+    rec: Recall,
+    fused: Scores,
+    words: str,
+    k: int,
+    period: periods.Period,
+    modes: tuple[str, ...],
+    folder: str | None,
+    rule: Fusion,
+    only: Only,
+) -> None:
+    """The same search within the period (and the same filters), its notes boosted in ``fused``
+    (period_boost); ``rec`` learns the new candidates' notes."""
+    inside = index.recall(
+        words, k, period.start.isoformat(), period.end.isoformat(), modes, folder,
+        notes=bool(rule.note), rare=rule.rare, scripts=rule.foreign, only=only,
+    )  # fmt: skip
+    inside_fused = fuse(inside, rule)
+
+    def read(conn: Any) -> list[tuple[int, str]]:
+        return dated_notes(
+            conn, period, folder, k, _chunk_paths(conn, inside, inside_fused), labels.allowed_paths(conn, only)
+        )
+
+    dated = index.read(read)
+    period_boost(fused, inside_fused, [cid for cid, _ in dated])
+    rec.paths.update({**inside.paths, **dict(dated)})
+
+
+def dated_notes(
+    conn: Any,
+    period: periods.Period,
+    folder: str | None,
+    k: int,
+    found: dict[int, str],
+    allowed: set[str] | None = None,
+) -> list[tuple[int, str]]:
+    """(first chunk, path) of up to ``k`` notes dated in ``period`` whose chunks are not among ``found``
+    ({chunk: path}: the candidates), newest first, among ``allowed`` (a search filter's files; None:
+    all). Files first, by their date index: a year holds thousands of chunks."""
+    seen = set(found.values())
+    sql = "SELECT path FROM files WHERE date BETWEEN ? AND ?" + (" AND path LIKE ? ESCAPE '\\'" if folder else "")
+    args = [period.start.isoformat(), period.end.isoformat(), *([keyword.like_prefix(folder)] if folder else [])]
+    limit = 4 * k + len(seen) if allowed is None else -1  # some have no chunks; a filter may pass few of them
+    rows = conn.execute(sql + " ORDER BY date DESC, path LIMIT ?", [*args, limit])
+    paths = [path for (path,) in rows if path not in seen and (allowed is None or path in allowed)]
+    first = dict(rows_in(conn, "SELECT path, min(id) FROM chunks WHERE path IN ({marks}) GROUP BY path", paths))
+    return [(first[path], path) for path in paths if path in first][:k]
 
 
 # ---- distinct notes (issue 25, 1): a result list spends its slots on different notes ---------------
@@ -333,10 +424,10 @@ def distinct_notes(ranked: Ranked, paths: dict[int, str]) -> tuple[Ranked, dict[
     return out, folded
 
 
-def _chunk_paths(conn: Any, rec: Recall, ranked: Ranked) -> dict[int, str]:
+def _chunk_paths(conn: Any, rec: Recall, ranked: Ranked | Scores) -> dict[int, str]:
     """The note of every ranked chunk: the recall's when it has them (the note-level rules ask), else
     from the catalog."""
-    missing = [cid for cid, _ in ranked if cid not in rec.paths]
+    missing = [cid for cid in (ranked if isinstance(ranked, dict) else dict(ranked)) if cid not in rec.paths]
     return {**rec.paths, **(tiers.chunk_paths(conn, missing) if missing else {})}
 
 
