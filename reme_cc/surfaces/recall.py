@@ -240,12 +240,14 @@ def _evidence_and_decide(
     note: str,
 ) -> Decision:
     project = None
+    bar = prompt_recall.BAR
     if ctx is not None:
         from ..tools.prompt_candidates import candidates
         from ..tools.recall_scope import current_project
 
         information, found, notes = candidates(ctx, prompt, cwd)
         project = current_project(ctx, cwd).name or None
+        bar = prompt_recall.bar_for(ctx.index.model_id)
     else:
         try:
             information, found, notes = call_with_timeout(read_only_evidence, (ws, prompt, cwd), end - time.monotonic())
@@ -267,6 +269,7 @@ def _evidence_and_decide(
         own_session=session_id,
         budget=config.recall_chars,
         source=source,
+        bar=bar,
     )
     decision.notes = list(notes)
     return decision
@@ -316,7 +319,7 @@ def _explain(d: Decision, config: Config) -> str:
     else:  # a trivial turn: nothing looked up
         lines = ["not looked up: the prompt is a trivial turn"]
     lines += [f"note: {n}" for n in d.notes]
-    b = prompt_recall.BAR
+    b = d.bar
     bar = (
         f"bar: keyword share / {b.keyword} + vector gap / {b.gap} >= 1 (without vectors: keyword share >= "
         f"{b.keyword_alone}); notes of other projects are left to search"
