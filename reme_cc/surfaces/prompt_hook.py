@@ -12,8 +12,18 @@ import os
 import socket
 import sys
 import time
+
 from ..base.location import workspace_root
-from .recall_socket import DEADLINE_S, MAX_ANSWER, SERVER_SHARE, read_line, setting_vars, socket_dir, socket_key
+from .recall_socket import (
+    DEADLINE_S,
+    MAX_ANSWER,
+    PAYLOAD_MAX,
+    SERVER_SHARE,
+    read_line,
+    setting_vars,
+    socket_dir,
+    socket_key,
+)
 
 
 def ask_server(root: str, request: dict[str, object], timeout: float) -> tuple[dict[str, object] | None, str]:
@@ -49,7 +59,7 @@ def ask_server(root: str, request: dict[str, object], timeout: float) -> tuple[d
                 pass
             continue
         except (OSError, ValueError) as exc:
-            return None, f"the MCP server did not answer in time ({type(exc).__name__})"
+            return None, f"the MCP server did not answer ({type(exc).__name__}: {exc})"
         finally:
             sock.close()
         if isinstance(answer, dict) and isinstance(answer.get("output"), str):
@@ -67,7 +77,7 @@ def main() -> int:
     raw = b""
     try:
         if sys.stdin is not None and not sys.stdin.isatty():
-            raw = sys.stdin.buffer.read(4 * 1024 * 1024)
+            raw = sys.stdin.buffer.read(PAYLOAD_MAX)
         payload = json.loads(raw.decode("utf-8", "replace")) if raw.strip() else {}
         if isinstance(payload, dict):
             settings = {var: os.environ[var] for _, var in setting_vars() if var in os.environ}

@@ -19,7 +19,8 @@ import stat
 
 DEADLINE_S = 0.9  # the prompt waits for the hook: after this, nothing is injected (and the log says why)
 SERVER_SHARE = 0.55  # of the deadline a server may take before the keyword-only path gets the rest
-MAX_REQUEST = 4 * 1024 * 1024 + 64 * 1024  # the hook payload (Claude Code's, at most 4 MB read) and settings
+PAYLOAD_MAX = 4 * 1024 * 1024  # what the hook reads of Claude Code's payload (as every hook: hooks._STDIN_MAX)
+MAX_REQUEST = PAYLOAD_MAX + 64 * 1024  # the payload and the hook's settings
 MAX_ANSWER = 4 * 1024 * 1024
 HOOK_SETTINGS = ("auto_recall", "recall_chars")  # decided by the hook's own environment (plugin options)
 
