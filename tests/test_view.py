@@ -165,26 +165,29 @@ def build_workspace(ws) -> dict[str, bytes]:  # noqa: ANN001 - a Workspace
 
 
 class Viewer:
-    def __init__(self, proc: subprocess.Popen, url: str, ws):  # noqa: ANN001
+    def __init__(self, proc: subprocess.Popen, url: str, ws, errors: Path):  # noqa: ANN001
         self.proc, self.url, self.ws = proc, url, ws
+        self.errors = errors  # the server's stderr (a page's internal error prints its traceback there)
         parts = urlsplit(url)
         self.base = f"{parts.scheme}://{parts.netloc}"
         self.port = parts.port
 
 
 def start_viewer(ws, *args: str, cwd: Path | None = None) -> Viewer:  # noqa: ANN001
+    errors = ws.root.parent / f"view-{time.monotonic_ns()}.stderr"
     proc = subprocess.Popen(
         [sys.executable, "-m", "reme_cc", "--workspace", str(ws.root), "view", "--no-open", "--json", *args],
         cwd=cwd,
         stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
+        stderr=errors.open("w"),
         text=True,
         env={**os.environ, "DISPLAY": "", "WAYLAND_DISPLAY": "", "REME_EMBEDDING": "none"},
     )
     line = proc.stdout.readline()
     if not line:
-        raise AssertionError(f"the viewer did not start: {proc.stderr.read()}")
-    return Viewer(proc, json.loads(line)["url"], ws)
+        proc.wait(10)
+        raise AssertionError(f"the viewer did not start: {errors.read_text()}")
+    return Viewer(proc, json.loads(line)["url"], ws, errors)
 
 
 @pytest.fixture(scope="module")
@@ -310,7 +313,13 @@ def test_note_page_links_labels_and_raw(browser, viewer):
 def test_graph_draws_its_nodes(browser, viewer, shots):
     login(browser, viewer)
     browser.get(viewer.base + "/graph")
-    canvas = by_css(browser, "#graph")[0]
+    found = wait_for(lambda: by_css(browser, "#graph"))
+    # once in a fresh-clone suite the page had no canvas: say what the page was instead
+    assert found, (
+        f"no graph canvas on {browser.current_url}: {by_css(browser, 'body')[0].text[:600]!r}; "
+        f"the server said: {viewer.errors.read_text()[-2000:]}"
+    )
+    canvas = found[0]
     assert wait_for(lambda: canvas.get_attribute("data-state") == "ready")
     nodes = int(canvas.get_attribute("data-nodes"))
     assert nodes == 29  # the digest nodes (cards are off by default)
