@@ -10,14 +10,12 @@ from __future__ import annotations
 
 import argparse
 import sys
-import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import retrieval  # noqa: E402
 
 from reme_cc.base.config import Config  # noqa: E402
-from reme_cc.base.workspace import Workspace  # noqa: E402
 from reme_cc.index import Index, periods, search  # noqa: E402
 
 
@@ -57,25 +55,15 @@ def main() -> None:
     landed = search.PERIOD_BONUS
     print("| coverage | rule | " + " | ".join(f"{g} ({len(qs)}) R@1 / R@5 (MRR)" for g, qs in groups.items()) + " |")
     print("|---|---|" + "---|" * len(groups))
-    with tempfile.TemporaryDirectory() as tmp:
-        ws = Workspace(tmp)
-        for rel, text in files.items():
-            ws.write_text(rel, text)
-        idx = Index(ws, config, background_embedding=False)
-        try:
-            idx.sync()
-            chunks = idx.chunk_texts()
-            vectors = retrieval.cached_vectors(idx.model_id or "", chunks, config, lambda m: None)
-            for cov in map(int, a.coverages.split(",")):
-                idx.set_embeddings({h: vectors[h] for h in retrieval.subset(sorted(chunks), cov)})
-                print(f"| {cov} % | off | {row(idx, groups, dates=False)} |")
-                print(f"| {cov} % | hard filter | {row(idx, groups, filter=True)} |")
-                for bonus in map(float, a.bonus.split(",")):
-                    search.PERIOD_BONUS = bonus * landed
-                    print(f"| {cov} % | bonus {bonus:g}/61 | {row(idx, groups)} |", flush=True)
-                search.PERIOD_BONUS = landed
-        finally:
-            idx.close()
+    with retrieval.set_index(files, config, lambda m: None) as (idx, _ws, chunks, vectors):
+        for cov in map(int, a.coverages.split(",")):
+            idx.set_embeddings({h: vectors[h] for h in retrieval.subset(sorted(chunks), cov)})
+            print(f"| {cov} % | off | {row(idx, groups, dates=False)} |")
+            print(f"| {cov} % | hard filter | {row(idx, groups, filter=True)} |")
+            for bonus in map(float, a.bonus.split(",")):
+                search.PERIOD_BONUS = bonus * landed
+                print(f"| {cov} % | bonus {bonus:g}/61 | {row(idx, groups)} |", flush=True)
+            search.PERIOD_BONUS = landed
 
 
 if __name__ == "__main__":

@@ -32,6 +32,7 @@ starts the embedding worker and the coverage stays the one measured.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import datetime as _dt
 import glob
 import hashlib
@@ -43,6 +44,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from collections.abc import Iterator
 
 import numpy as np
 
@@ -188,6 +190,47 @@ def run_set(
     config = Config().replace(embedding=a.embedding, search_dates=not a.no_dates)
     rows: dict = {"notes": len(files), "questions": len(queries), "coverage": {}}
     folder = "digest" if name == "integrator" else None  # the integrator's search(folder=digest)
+    with set_index(files, config, log) as (idx, ws, chunks, vectors):
+        rows["chunks"] = idx.chunk_total()
+        log(f"{name}: {len(files)} notes, {rows['chunks']} chunks, {len(queries)} questions")
+        for cov in a.coverages:
+            idx.set_embeddings({h: vectors[h] for h in subset(sorted(chunks), cov)})
+            # the single modes are the raw rankings (BM25 over chunks; the exact vector top-k), without note-level terms
+            modes = {
+                "keyword": {"modes": ("keyword",), "fusion": "rrf"},
+                "vector": {"modes": ("vector",), "fusion": "rrf"},
+            }
+            modes.update({f: {"fusion": f} for f in fusions})
+            table = {}
+            if name == "integrator":  # before: node_search over names and descriptions
+                table["node_search"] = score(
+                    [[h.path for h in idx.node_search(q, a.limit)] for q, _ in queries], queries
+                )
+            for mode, kw in modes.items():
+                if mode == "vector" and cov == 0:
+                    continue
+                ranked = [notes_of(idx, q, a.limit, folder=folder, **kw) for q in queries]
+                table[mode] = score(ranked, queries)
+            table.update(limit5(idx, queries, folder))
+            rows["coverage"][cov] = table
+            if a.surfaces and name == "identifiers":
+                # a CLI or server on a partly embedded workspace starts its embedding worker unless
+                # one runs (holds metadata/embed.lock): holding the lock here keeps the coverage
+                # this row is about; the coverage afterwards is printed to show it
+                with catchup.lock(ws.metadata):
+                    got = surfaces(ws, config, queries)
+                st = idx.status()
+                got["coverage after"] = round(
+                    100 * st["embedded_chunks"] / max(1, st["embedded_chunks"] + st["embedding_backlog"])
+                )
+                rows.setdefault("surfaces", {})[cov] = got
+    return rows
+
+
+@contextlib.contextmanager
+def set_index(files: dict[str, str], config: Config, log=print) -> Iterator[tuple[Index, Workspace, dict, dict]]:
+    """A set's notes in a temporary workspace, indexed without a background embedder: (index, workspace,
+    {chunk hash: text}, {chunk hash: vector} from the cache); a coverage is then ``set_embeddings`` of a subset."""
     with tempfile.TemporaryDirectory() as tmp:
         ws = Workspace(tmp)
         for rel, text in files.items():
@@ -196,43 +239,9 @@ def run_set(
         try:
             idx.sync()
             chunks = idx.chunk_texts()
-            rows["chunks"] = idx.chunk_total()
-            log(f"{name}: {len(files)} notes, {rows['chunks']} chunks, {len(queries)} questions")
-            vectors = cached_vectors(idx.model_id or "", chunks, config, log)
-            for cov in a.coverages:
-                idx.set_embeddings({h: vectors[h] for h in subset(sorted(chunks), cov)})
-                # the single modes are the raw rankings (BM25 over chunks; the exact vector top-k), without note-level terms
-                modes = {
-                    "keyword": {"modes": ("keyword",), "fusion": "rrf"},
-                    "vector": {"modes": ("vector",), "fusion": "rrf"},
-                }
-                modes.update({f: {"fusion": f} for f in fusions})
-                table = {}
-                if name == "integrator":  # before: node_search over names and descriptions
-                    table["node_search"] = score(
-                        [[h.path for h in idx.node_search(q, a.limit)] for q, _ in queries], queries
-                    )
-                for mode, kw in modes.items():
-                    if mode == "vector" and cov == 0:
-                        continue
-                    ranked = [notes_of(idx, q, a.limit, folder=folder, **kw) for q in queries]
-                    table[mode] = score(ranked, queries)
-                table.update(limit5(idx, queries, folder))
-                rows["coverage"][cov] = table
-                if a.surfaces and name == "identifiers":
-                    # a CLI or server on a partly embedded workspace starts its embedding worker unless
-                    # one runs (holds metadata/embed.lock): holding the lock here keeps the coverage
-                    # this row is about; the coverage afterwards is printed to show it
-                    with catchup.lock(ws.metadata):
-                        got = surfaces(ws, config, queries)
-                    st = idx.status()
-                    got["coverage after"] = round(
-                        100 * st["embedded_chunks"] / max(1, st["embedded_chunks"] + st["embedding_backlog"])
-                    )
-                    rows.setdefault("surfaces", {})[cov] = got
+            yield idx, ws, chunks, cached_vectors(idx.model_id or "", chunks, config, log)
         finally:
             idx.close()
-    return rows
 
 
 def limit5(idx: Index, queries: list[tuple[str, set[str]]], folder: str | None) -> dict:
