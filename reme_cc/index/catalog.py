@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 from collections.abc import Iterator, Sequence
 
+from ..notes.text import CHUNKER_VERSION
 from .terms import TOKENIZER_VERSION
 
 SCHEMA_VERSION = 3  # a new version rebuilds the database; a new TOKENIZER_VERSION only re-tokenises it
@@ -290,8 +291,8 @@ def create_schema(conn: sqlite3.Connection) -> None:
         # snapshot) check it so they never mistake a new database's chunk for an old one's
         conn.execute(
             "INSERT OR IGNORE INTO meta VALUES ('schema_version', ?), ('generation', '0'), ('db_id', ?), "
-            "('tokenizer', ?), ('labels', ?)",
-            (str(SCHEMA_VERSION), uuid.uuid4().hex, str(TOKENIZER_VERSION), str(LABELS_VERSION)),
+            "('tokenizer', ?), ('labels', ?), ('chunker', ?)",
+            (str(SCHEMA_VERSION), uuid.uuid4().hex, str(TOKENIZER_VERSION), str(LABELS_VERSION), str(CHUNKER_VERSION)),
         )
 
 

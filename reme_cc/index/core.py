@@ -45,7 +45,7 @@ from .records import (
     Recall,
     SearchResponse,
 )
-from .sync import CONFLICT_KEY, HARD_LINK_KEY, SyncReport, backfill_labels, retokenize
+from .sync import CONFLICT_KEY, HARD_LINK_KEY, SyncReport, backfill_labels, rechunk, retokenize
 from .vector_half import VectorHalf
 from .writer import CatalogWriter
 
@@ -80,6 +80,8 @@ class Index:
         self.db = Database(self.metadata)
         if self.mode == "rw":  # stored tokens of an older tokenizer are made again (sync.retokenize)
             self.db.run(lambda conn: retokenize(conn, self.db.writer, self.metadata))
+            # chunks of an older chunker are made again by the next sync (sync.rechunk)
+            self.db.run(lambda conn: rechunk(conn, self.db.writer, self.metadata))
             # and an index made before search's tag filter gets its labels (sync.backfill_labels)
             self.db.run(lambda conn: backfill_labels(conn, self.db.writer, ws, self.metadata))
         self.vectors = VectorHalf(self.db, ws, config, self._stop, background=background_embedding)

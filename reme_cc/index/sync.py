@@ -27,6 +27,7 @@ from ..base.workspace import Workspace, own_stat
 from . import catalog, keyword, labels
 from .catalog import bump_generation, get_meta, index_log, set_meta, transaction
 from .labels import labels_of
+from ..notes.text import CHUNKER_VERSION
 from .terms import TOKENIZER_VERSION
 
 WALK_LAYERS = ("daily", "digest", "resource", "session")
@@ -195,6 +196,7 @@ def _no_follow(path: str, flags: int) -> int:
 def prepare(ws_root: Path, path: str, stat: tuple[int, int], config: Config, metadata: Path | None = None) -> Prepared:
     """``metadata``: the workspace's derived-state folder (the extraction cache), when not ``ws_root/metadata``."""
     from ..notes.chunker import chunk_file
+    from ..notes.text import note_context
     from ..notes.conflicts import conflict_lines
     from ..notes.frontmatter import parse_note
     from ..notes.wikilinks import parse_links
@@ -226,6 +228,7 @@ def prepare(ws_root: Path, path: str, stat: tuple[int, int], config: Config, met
         data = text_view(metadata or ws_root / "metadata", path, data, out.hash).text.encode("utf-8")
     text = data.decode("utf-8", errors="replace")
     meta: dict[str, Any] = {}
+    context = ""
     is_md = path.lower().endswith(NOTE_EXTS)
     conflicts = conflict_lines(text) if is_md else []
     if conflicts:  # half of two versions: listed and reported (status), never searchable content
@@ -234,6 +237,7 @@ def prepare(ws_root: Path, path: str, stat: tuple[int, int], config: Config, met
         note = parse_note(text)
         meta = note.meta if isinstance(note.meta, dict) else {}
         out.name, out.description = note.name, note.description
+        context = note_context(note.name, note.description)
         out.links = [(l.target, l.anchor, l.alias, int(l.embed), l.predicate, l.line) for l in parse_links(text)]
         if path.startswith("digest/"):
             out.node_tokens = keyword.tokenize(node_text(path, out.name, out.description))
@@ -251,7 +255,7 @@ def prepare(ws_root: Path, path: str, stat: tuple[int, int], config: Config, met
             json.dumps(list(ch.headings), ensure_ascii=False),
             keyword.chunk_tokens(ch.text),
         )
-        for ch in chunk_file(path, data, max_chars=config.chunk_chars)
+        for ch in chunk_file(path, data, max_chars=config.chunk_chars, context=context)
     ]
     return out
 
@@ -532,6 +536,28 @@ def retokenize(conn: sqlite3.Connection, writer_lock: Any, metadata: Path) -> in
         f"in {time.perf_counter() - t0:.1f} s",
     )
     return done
+
+
+def rechunk(conn: sqlite3.Connection, writer_lock: Any, metadata: Path) -> int | None:
+    """An index whose chunks another chunker version made (meta 'chunker'; none = 1) has the notes
+    whose chunks change read again: those with a frontmatter name or description (their chunks now
+    start with its context line) lose their catalog stat and hash, so the next sync re-chunks them
+    as it does any edited file (a large workspace in the background, politely). Their chunk ids
+    change and the embedding worker makes their vectors again. Returns the notes due, None when
+    nothing was due."""
+    if get_meta(conn, "chunker", "1") == str(CHUNKER_VERSION):
+        return None
+    with writer_lock, transaction(conn):
+        if get_meta(conn, "chunker", "1") == str(CHUNKER_VERSION):  # another process did it meanwhile
+            return None
+        due = conn.execute(
+            "UPDATE files SET mtime_ns = -1, hash = NULL "
+            "WHERE indexed = 1 AND (COALESCE(name, '') != '' OR COALESCE(description, '') != '')"
+        ).rowcount
+        set_meta(conn, "chunker", str(CHUNKER_VERSION))
+        bump_generation(conn)
+    index_log(metadata, f"chunker {CHUNKER_VERSION}: {due} notes with a name or description are chunked again")
+    return due
 
 
 def backfill_labels(conn: sqlite3.Connection, writer_lock: Any, ws: Workspace, metadata: Path) -> int | None:

