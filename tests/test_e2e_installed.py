@@ -148,7 +148,9 @@ def test_recorded_session_dreamed_and_recalled(installed_plugin):
         asked = [r for r in api.messages_requests()[before:] if in_user_session(r)]
         first = json.dumps(asked[0].body, ensure_ascii=False)
         assert "package manager do I use" in first, first[-3000:]
-        assert "ReMe recalled these notes" in first and "pnpm" in first, first[-3000:]
+        recalled = ws / "metadata" / "logs" / "recall.log"
+        why = recalled.read_text()[-3000:] if recalled.exists() else "no recall.log"
+        assert "ReMe recalled these notes" in first and "pnpm" in first, why
         assert NODE in first or card_rel in first, first[-3000:]
         before = len(api.messages_requests())
         yes = user.claude("yes", api=api)

@@ -361,3 +361,21 @@ def test_the_bar_is_the_embedding_models_own():
     assert use.injected == [] and use.considered[0].relevance < 1
     assert use.as_json()["bar"]["gap"] == 0.23 and nano.as_json()["bar"]["gap"] == prompt_recall.BAR.gap
     assert prompt_recall.bar_for(None) == prompt_recall.bar_for("openai:some-model") == prompt_recall.BAR
+
+
+def test_a_joined_pair_the_index_lacks_is_no_information_of_the_prompt(ctx, tmp_path):
+    """Search joins adjacent words ("package manager" -> "packagemanag") to find notes written either
+    way; such a pair is in no note, and its idf counted as half of the prompt's information in a small
+    workspace, so a note holding every word of the prompt held under half of it (seen end to end: the
+    dreamed pnpm node was not injected in a new user's first days)."""
+    from reme_cc.tools.prompt_candidates import candidates
+
+    ctx.workspace.write_text(
+        "digest/personal/prefers-pnpm.md",
+        "---\nname: Prefers pnpm\ndescription: the JavaScript package manager\n---\nThe user uses pnpm, never npm.\n",
+    )
+    for i, (name, body) in enumerate(UNRELATED_CARDS):
+        ctx.workspace.write_text(f"daily/2026-11-2{i}/other.md", f"---\nname: {name}\n---\n{body}\n")
+    ctx.index.sync()
+    _info, found, _notes = candidates(ctx, "Which package manager do I use for JavaScript, pnpm or npm?", str(tmp_path))
+    assert found[0].path == "digest/personal/prefers-pnpm.md" and found[0].keyword == 1.0

@@ -61,13 +61,19 @@ COMMON_SHARE = 0.2  # a term in more than this share of the chunks finds nothing
 @dataclass(frozen=True)
 class Bar:
     """What a note must show to be injected. With vectors, its two weak signals add up: relevance =
-    keyword/bar.keyword + gap/bar.gap >= 1. Without vectors (no server, or nothing embedded yet) the
-    keyword share alone must reach ``keyword_alone``. Notes of another project are never injected."""
+    keyword/bar.keyword + gap/bar.gap >= 1. The keyword share alone reaching ``keyword_alone`` is
+    enough in any case: without vectors (no server, or nothing embedded yet), and for a note with
+    vectors elsewhere but none of its own yet (a card just written). Notes of another project are
+    never injected."""
 
     keyword: float = 0.8  # share of the prompt's information a note holds
     gap: float = 0.035  # its best chunk's cosine above the median of the prompt's 100 nearest chunks
     keyword_alone: float = 0.5  # the share needed when there is no vector evidence
     information: float = 2.0  # Σ idf a prompt must carry at all ("go on" carries almost none)
+
+    def relevance(self, keyword: float, gap: float, vectors: bool) -> float:
+        alone = keyword / self.keyword_alone
+        return max(alone, keyword / self.keyword + gap / self.gap) if vectors else alone
 
 
 # Measured on the dev half of bench/sets/prompt_recall.py (bench/prompt_recall.py, the sweep): the best
@@ -402,7 +408,7 @@ def decide(
     for c in candidates:
         tier = pref.tier(c.project)
         c.tier = OTHER if tier is None else tier + (0.5 if c.workspace == TEAM else 0)
-        c.relevance = c.keyword / bar.keyword + c.gap / bar.gap if vectors else c.keyword / bar.keyword_alone
+        c.relevance = bar.relevance(c.keyword, c.gap, vectors)
 
     def eligible(c: Candidate) -> bool:  # another project's fact may rightly differ here: search finds it
         return c.relevance >= 1.0 and c.tier < OTHER

@@ -21,11 +21,19 @@ VECTOR_K = 100  # the gap is read against the median cosine of the prompt's this
 
 def candidates(ctx: Context, prompt: str, cwd: str) -> tuple[float, list[Candidate], list[str]]:
     """(the prompt's information, candidate notes best first with keyword and vector evidence, notes on how)."""
-    from ..index import keyword
+    from ..index import keyword, terms
     from .recall_scope import scoped
 
     text = prompt[: prompt_recall.MAX_PROMPT_CHARS]
     words = prompt_recall.content_terms(keyword.query_terms(text))
+    joined = set(keyword.compounds(text))  # "ice cream" -> "icecream": a way to find a note, not a word of the prompt
+
+    def weighed(conn: Any) -> list[str]:
+        """The prompt's words, and the joined pairs the index holds: an absent pair (most are) is no
+        topic the notes lack, yet its idf would count as the largest part of the prompt's information."""
+        exists = terms.fts_exists(conn)
+        return [w for w in words if w not in joined or exists(w)]
+
     notes: list[str] = []
     asked: dict[str, tuple[Context, dict[int, float]]] = {}
 
@@ -46,7 +54,7 @@ def candidates(ctx: Context, prompt: str, cwd: str) -> tuple[float, list[Candida
     information, found = 0.0, []
     for workspace, (c, vectors) in asked.items():
         paths = [s.hit.path for s in hits if s.workspace == workspace]
-        info, part = c.index.read(lambda conn: prompt_recall.evidence(conn, words, vectors, workspace, paths))
+        info, part = c.index.read(lambda conn: prompt_recall.evidence(conn, weighed(conn), vectors, workspace, paths))
         if vectors:  # cosines crowd together (e5: 0.80-0.90 for most pairs); what stands out is the signal
             middle = statistics.median(list(vectors.values())[:VECTOR_K])
             for cand in part:
