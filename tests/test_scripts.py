@@ -11,7 +11,7 @@ import pytest
 
 from reme_cc.base.config import Config
 from reme_cc.index import Index
-from reme_cc.index.recall import cjk_ids
+from reme_cc.index.recall import cjk_ids, foreign_hits
 from reme_cc.index.records import Recall
 from reme_cc.index.search import FUSIONS, RRF_K, fuse, run_search
 
@@ -190,6 +190,10 @@ def test_an_english_question_finds_a_chinese_note_and_same_language_ones_keep_th
             assert before[0] != answer  # the model ranks English distractors above the Chinese note
             after = [h.path for h in run_search(index, question, 3, expand=False).results]
             assert after[0] == answer, (question, after)
+            # the candidates' scripts come from the stored list, as their texts say
+            rec = index.recall(question, 25, scripts=True)
+            ids = [c for c, _ in rec.vector + (rec.vector_scripts or []) + rec.keyword]
+            assert rec.foreign and rec.foreign == index.db.run(lambda conn: foreign_hits(conn, question, ids))
         for question, answer in (
             ("how long are logs kept", "digest/en18.md"),
             ("linting python code", "digest/en03.md"),

@@ -16,6 +16,7 @@ from .keyword_half import Hits, KeywordHalf
 from .records import Only, Recall
 from .catalog import get_meta, rows_in
 from .vector_half import VectorHalf
+from .vectors import in_sorted
 
 
 def recall(
@@ -69,7 +70,7 @@ def recall(
             allowed = keywords.chunk_ids(conn, paths)
         if worker is not None and allowed is None and (start or end or folder or paths is not None):
             allowed = allowed_chunks(conn, start, end, folder, paths)
-        marked = cjk_ids(conn) if scripts and worker is not None else None
+        marked = cjk_ids(conn) if scripts and worker is not None else None  # this transaction's chunks
         return (
             kw,
             allowed,
@@ -101,7 +102,13 @@ def recall(
             out.note_coverage = 1.0 if out.coverage >= 1.0 else keywords.note_share(ids)
     if scripts and out.vector and out.keyword_searched:
         ids = list(dict.fromkeys([c for c, _ in _vector_hits(out)] + [c for c, _ in out.keyword]))
-        out.foreign = db.run(lambda conn: foreign_hits(conn, query, ids))
+        if marked is not None:  # the stored list: no chunk text to read
+            cjk = in_sorted(np.array(ids, np.int64), marked)
+            out.foreign = frozenset(
+                c for c, is_cjk in zip(ids, cjk.tolist()) if is_cjk != (dominant_script(query) == "cjk")
+            )
+        else:
+            out.foreign = db.run(lambda conn: foreign_hits(conn, query, ids))
     if rare and out.keyword and out.vector:
         out.rare_terms = db.run(lambda conn: keyword.rare_terms(conn, query, rare))
     if notes and (out.keyword or out.vector):
@@ -158,8 +165,8 @@ SCRIPTS_KEPT = 20_000
 
 
 def foreign_hits(conn: sqlite3.Connection, query: str, ids: list[int]) -> frozenset[int]:
-    """The chunks among ``ids`` whose dominant script differs from the query's, read from their
-    first SCRIPT_CHARS characters (the whole text costs ~4 ms for 100 chunks; on the benchmark
+    """For an index without cjk_chunks (read-only and older): the chunks among ``ids`` whose dominant
+    script differs from the query's, read from their first SCRIPT_CHARS characters (the whole text costs ~4 ms for 100 chunks; on the benchmark
     sets the first 600 decide as the whole does for all but 1 of 2,710 chunks). Each chunk's is
     remembered: the candidates of one session's queries are mostly the same chunks (~6 ms each time)."""
     mine = dominant_script(query)

@@ -345,8 +345,7 @@ class VectorStore:
         plain = _top(ids, scores, scores, k)
         if not len(ids) or not len(marked):
             return plain, None
-        pos = np.minimum(np.searchsorted(marked, ids), len(marked) - 1)
-        foreign = (marked[pos] == ids) != query_marked
+        foreign = in_sorted(ids, marked) != query_marked
         n_foreign = int(foreign.sum())
         if min(n_foreign, len(ids) - n_foreign) < SCRIPT_ROWS:
             return plain, None
@@ -383,6 +382,14 @@ class VectorStore:
         if not ids_parts:
             return empty
         return np.concatenate(ids_parts), np.concatenate(score_parts)
+
+
+def in_sorted(ids: np.ndarray, sorted_ids: np.ndarray) -> np.ndarray:
+    """Which of ``ids`` are in ``sorted_ids`` (ascending): one binary search each (np.isin sorts both)."""
+    if not len(sorted_ids):
+        return np.zeros(len(ids), bool)
+    pos = np.minimum(np.searchsorted(sorted_ids, ids), len(sorted_ids) - 1)
+    return sorted_ids[pos] == ids
 
 
 def _top(ids: np.ndarray, rank_by: np.ndarray, scores: np.ndarray, k: int) -> list[tuple[int, float]]:
