@@ -167,8 +167,11 @@ def test_fusion_reads_the_per_script_ranking_unless_bm25s_top_holds_a_rare_term(
         foreign=frozenset({9}),
     )
     fused = fuse(rec, FUSIONS["scripts"])
-    assert fused[9][1] == pytest.approx(0.5 / (K + 1))  # its per-script vector rank
-    assert fused[9][2] == pytest.approx(0.5 / (K + 1))  # and the first foreign vector hit's keyword stand-in
+    assert fused[9] == pytest.approx((0.5 / (K + 1), 0.5 / (K + 1), 0.0))  # its per-script vector rank
+    # a keyword stand-in only for the plain ranking's foreign hits
+    rec.vector.append((9, 0.5))
+    assert fuse(rec, FUSIONS["scripts"])[9][2] == pytest.approx(0.5 / (K + 1))
+    rec.vector.pop()
     assert 9 not in fuse(rec, FUSIONS["notes"])  # the rule without stand-ins reads the plain ranking
     rec.rare_terms = [frozenset({1})]  # an identifier in BM25's top: the plain ranking, no stand-in
     gated = fuse(rec, FUSIONS["scripts"])

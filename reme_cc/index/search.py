@@ -61,7 +61,8 @@ class Fusion:
       among the foreign keyword hits as a stand-in vector rank. Both in the chunk term and, for
       notes, in the note term. And the vector ranking is the per-script one (Recall.vector_scripts:
       each row's cosine read as a z-score among its own script's rows, so the foreign chunks the
-      model scores below every own-language one are ranked too). Not when BM25's top holds a
+      model scores below every own-language one are ranked too; the keyword stand-ins stay those
+      of the plain ranking's foreign hits). Not when BM25's top holds a
       rare-term hit (an identifier is asked for: a stand-in must not tie with the exact match).
     normalized: min-max normalized raw scores instead of ranks (for comparison only).
     """
@@ -162,7 +163,9 @@ def fuse(rec: Recall, rule: Fusion) -> dict[int, tuple[float, float, float]]:
         vec = [c for c, _ in rec.vector_scripts]
     fused = rrf(vec, kw, weights=weights, both=both, **aware)
     _boost_rare(fused, rare, rule.vector_weight)
-    foreign_vec = [c for c in vec if c in rec.foreign] if stand_in else []
+    # keyword stand-ins for the plain ranking's foreign hits only: one for every hit the per-script
+    # ranking adds put many near-alike foreign notes above a dated question's own (bench/README)
+    foreign_vec = [c for c, _ in rec.vector if c in rec.foreign] if stand_in else []
     foreign_kw = [c for c in kw if c in rec.foreign] if stand_in else []
     _stand_in_foreign(fused, foreign_vec, set(kw), rule.keyword_weight, aware.get("coverage") or 1.0, half=2)
     _stand_in_foreign(fused, foreign_kw, set(vec), rule.vector_weight, 1.0, half=1)  # BM25's list is whole
