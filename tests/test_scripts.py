@@ -185,6 +185,13 @@ def test_an_english_question_finds_a_chinese_note_and_same_language_ones_keep_th
     try:
         index.sync()
         assert index.embed_pending() == len(EN) + len(ZH)
+        # limit 1 asks the vector half for 5 hits: the Chinese note is not among the plain 5, it is the
+        # per-script ranking's first
+        question, answer = "when do interns defend their conversion", "digest/zh17.md"
+        rec = index.recall(question, 5, scripts=True, notes=True)
+        assert answer not in [rec.paths[c] for c, _ in rec.vector]
+        assert rec.paths[rec.vector_scripts[0][0]] == answer
+        assert [h.path for h in run_search(index, question, 1, expand=False).results] == [answer]
         for question, answer in (
             ("when do interns defend their conversion", "digest/zh17.md"),
             ("is the cafeteria open on weekends", "digest/zh21.md"),
