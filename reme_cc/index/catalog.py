@@ -30,6 +30,7 @@ from .terms import TOKENIZER_VERSION
 SCHEMA_VERSION = 3  # a new version rebuilds the database; a new TOKENIZER_VERSION only re-tokenises it
 DB_NAME = "index.sqlite"
 LABELS_VERSION = 1  # meta 'labels': the labels table holds every indexed file's (sync.backfill_labels)
+SCRIPTS_VERSION = 1  # meta 'scripts': cjk_chunks lists every CJK chunk (sync.backfill_scripts)
 
 log = logging.getLogger("reme_cc.index")
 STATEMENT_S = 60.0  # no statement of reme's runs this long (the biggest: a scan of 100k chunks, seconds)
@@ -76,6 +77,9 @@ ADDED = {
         "CREATE INDEX IF NOT EXISTS labels_value ON labels(kind, value, path)",  # covering: a filter reads it alone
         "CREATE INDEX IF NOT EXISTS labels_path ON labels(path)",
     ],
+    # the chunks whose dominant script is CJK (terms.dominant_script of their start), written with
+    # them: the vector half ranks each script's chunks on their own scale (VectorStore.search_scripts)
+    "cjk_chunks": ["CREATE TABLE IF NOT EXISTS cjk_chunks (id INTEGER PRIMARY KEY)"],
 }
 SCHEMA += "".join(f"{stmt};\n" for statements in ADDED.values() for stmt in statements)
 
@@ -291,8 +295,15 @@ def create_schema(conn: sqlite3.Connection) -> None:
         # snapshot) check it so they never mistake a new database's chunk for an old one's
         conn.execute(
             "INSERT OR IGNORE INTO meta VALUES ('schema_version', ?), ('generation', '0'), ('db_id', ?), "
-            "('tokenizer', ?), ('labels', ?), ('chunker', ?)",
-            (str(SCHEMA_VERSION), uuid.uuid4().hex, str(TOKENIZER_VERSION), str(LABELS_VERSION), str(CHUNKER_VERSION)),
+            "('tokenizer', ?), ('labels', ?), ('chunker', ?), ('scripts', ?)",
+            (
+                str(SCHEMA_VERSION),
+                uuid.uuid4().hex,
+                str(TOKENIZER_VERSION),
+                str(LABELS_VERSION),
+                str(CHUNKER_VERSION),
+                str(SCRIPTS_VERSION),
+            ),
         )
 
 

@@ -45,7 +45,7 @@ from .records import (
     Recall,
     SearchResponse,
 )
-from .sync import CONFLICT_KEY, HARD_LINK_KEY, SyncReport, backfill_labels, rechunk, retokenize
+from .sync import CONFLICT_KEY, HARD_LINK_KEY, SyncReport, backfill_labels, backfill_scripts, rechunk, retokenize
 from .vector_half import VectorHalf
 from .writer import CatalogWriter
 
@@ -84,6 +84,8 @@ class Index:
             self.db.run(lambda conn: rechunk(conn, self.db.writer, self.metadata))
             # and an index made before search's tag filter gets its labels (sync.backfill_labels)
             self.db.run(lambda conn: backfill_labels(conn, self.db.writer, ws, self.metadata))
+            # and one made before the vector search per script gets its list of CJK chunks
+            self.db.run(lambda conn: backfill_scripts(conn, self.db.writer, self.metadata))
         self.vectors = VectorHalf(self.db, ws, config, self._stop, background=background_embedding)
         self.keywords = KeywordHalf(self.db)
         # the link graph in memory for search's expansion; the database answers until it is built

@@ -3,17 +3,20 @@
 from __future__ import annotations
 
 import json
-import re
 import sqlite3
 import threading
 from typing import Any
 
-from . import keyword, labels, terms
+import numpy as np
+
+from . import keyword, labels
+from .terms import SCRIPT_CHARS, dominant_script
 from .database import Database
 from .keyword_half import Hits, KeywordHalf
 from .records import Only, Recall
 from .catalog import get_meta, rows_in
 from .vector_half import VectorHalf
+from .vectors import in_sorted
 
 
 def recall(
@@ -67,9 +70,15 @@ def recall(
             allowed = keywords.chunk_ids(conn, paths)
         if worker is not None and allowed is None and (start or end or folder or paths is not None):
             allowed = allowed_chunks(conn, start, end, folder, paths)
-        return kw, allowed, keywords.chunk_total(conn) if store is not None else 0  # the coverage's denominator
+        marked = cjk_ids(conn) if scripts and worker is not None else None  # this transaction's chunks
+        return (
+            kw,
+            allowed,
+            keywords.chunk_total(conn) if store is not None else 0,
+            marked,
+        )  # total: the coverage's denominator
 
-    out.keyword, allowed, total = db.run(keyword_and_filter)
+    out.keyword, allowed, total, marked = db.run(keyword_and_filter)
     if worker is not None:
         worker.join()
     if "error" in qvec:
@@ -79,24 +88,58 @@ def recall(
         # keyword hit count as embedded when the vector search could not find it (it would lose
         # its stand-in vector rank), nor change the coverage the ranks are read with
         with db.lock:
-            if "v" in qvec:
+            if "v" in qvec and marked is not None:
+                query_cjk = dominant_script(query) == "cjk"
+                out.vector, out.vector_scripts = store.search_scripts(qvec["v"], k, allowed, marked, query_cjk)
+            elif "v" in qvec:
                 out.vector = store.search(qvec["v"], k, allowed)
             count = store.count
             ids = store.ids() if notes and count < total else None
-            have = frozenset([c for c, _ in out.keyword if c in store] + [c for c, _ in out.vector])
+            have = frozenset([c for c, _ in out.keyword if c in store] + [c for c, _ in _vector_hits(out)])
         out.coverage = min(1.0, count / total) if total else 1.0
         out.embedded = have.__contains__
         if notes:  # notes with a vector in some chunk (a long note is embedded in part long before all of it)
             out.note_coverage = 1.0 if out.coverage >= 1.0 else keywords.note_share(ids)
     if scripts and out.vector and out.keyword_searched:
-        ids = list(dict.fromkeys([c for c, _ in out.vector] + [c for c, _ in out.keyword]))
-        out.foreign = db.run(lambda conn: foreign_hits(conn, query, ids))
+        ids = list(dict.fromkeys([c for c, _ in _vector_hits(out)] + [c for c, _ in out.keyword]))
+        if marked is not None:  # the stored list: no chunk text to read
+            cjk = in_sorted(np.array(ids, np.int64), marked)
+            out.foreign = frozenset(
+                c for c, is_cjk in zip(ids, cjk.tolist()) if is_cjk != (dominant_script(query) == "cjk")
+            )
+        else:
+            out.foreign = db.run(lambda conn: foreign_hits(conn, query, ids))
     if rare and out.keyword and out.vector:
         out.rare_terms = db.run(lambda conn: keyword.rare_terms(conn, query, rare))
     if notes and (out.keyword or out.vector):
-        out.paths = keywords.chunk_paths(list(dict.fromkeys([c for c, _ in out.vector] + [c for c, _ in out.keyword])))
+        out.paths = keywords.chunk_paths(
+            list(dict.fromkeys([c for c, _ in _vector_hits(out)] + [c for c, _ in out.keyword]))
+        )
         out.chunks = db.run(keywords.chunk_total)
     return out
+
+
+def _vector_hits(rec: Recall) -> list[tuple[int, float]]:
+    """Both vector rankings' hits (the per-script one holds foreign chunks the plain one lacks)."""
+    return rec.vector + (rec.vector_scripts or [])
+
+
+_CJK: dict[str, tuple[int, np.ndarray]] = {}  # database id -> (last chunk id read, the CJK chunks' ids, sorted)
+
+
+def cjk_ids(conn: sqlite3.Connection) -> np.ndarray | None:
+    """The ids of the CJK chunks (cjk_chunks, written with them), sorted; None for an index that has
+    no such list yet (read-only and older: no per-script ranking). Read once per process, then only
+    the ids added since (chunk ids only grow; a removed chunk's id is never a live row again)."""
+    if get_meta(conn, "scripts") is None:
+        return None
+    db = get_meta(conn, "db_id") or ""
+    last, ids = _CJK.get(db, (0, np.zeros(0, np.int64)))
+    new = [r[0] for r in conn.execute("SELECT id FROM cjk_chunks WHERE id > ? ORDER BY id", (last,))]
+    if new or db not in _CJK:
+        ids = np.concatenate([ids, np.array(new, np.int64)])
+        _CJK[db] = (int(ids[-1]) if len(ids) else last, ids)
+    return ids
 
 
 def allowed_chunks(
@@ -117,24 +160,13 @@ def allowed_chunks(
     return [r[0] for r in conn.execute(sql + " WHERE " + " AND ".join(where), args)]
 
 
-def dominant_script(text: str) -> str:
-    """``cjk`` when the text has at least as many CJK characters as Latin-letter words, else ``latin``
-    (a Chinese note quoting commands and package names is still Chinese prose)."""
-    cjk = sum(len(m) for m in terms.CJK.findall(text))
-    return "cjk" if cjk and cjk >= len(_LATIN_WORD.findall(text)) else "latin"
-
-
-_LATIN_WORD = re.compile(r"[A-Za-z]+")
-SCRIPT_CHARS = 600
-
-
 _SCRIPTS: dict[tuple[str, int], str] = {}  # (database id, chunk id) -> its dominant script (an id's text never changes)
 SCRIPTS_KEPT = 20_000
 
 
 def foreign_hits(conn: sqlite3.Connection, query: str, ids: list[int]) -> frozenset[int]:
-    """The chunks among ``ids`` whose dominant script differs from the query's, read from their
-    first SCRIPT_CHARS characters (the whole text costs ~4 ms for 100 chunks; on the benchmark
+    """For an index without cjk_chunks (read-only and older): the chunks among ``ids`` whose dominant
+    script differs from the query's, read from their first SCRIPT_CHARS characters (the whole text costs ~4 ms for 100 chunks; on the benchmark
     sets the first 600 decide as the whole does for all but 1 of 2,710 chunks). Each chunk's is
     remembered: the candidates of one session's queries are mostly the same chunks (~6 ms each time)."""
     mine = dominant_script(query)

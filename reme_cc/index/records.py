@@ -87,6 +87,8 @@ class Recall:
 
     keyword: list[tuple[int, float]] = field(default_factory=list)
     vector: list[tuple[int, float]] = field(default_factory=list)
+    # the vector top-k with each script's cosines on their own scale (asked with scripts; None: one script)
+    vector_scripts: list[tuple[int, float]] | None = None
     keyword_searched: bool = False  # the keyword half ran (it may have found nothing)
     notes: list[tuple[str, float]] | None = None  # whole-note BM25 (note path, score), when asked for
     coverage: float | None = None  # share of chunks with a vector; None = no vector half

@@ -59,8 +59,11 @@ class Fusion:
       a note below the question's language's ones: a foreign keyword hit (found through the
       question's commands or names) that has a vector but not among the vector hits takes its rank
       among the foreign keyword hits as a stand-in vector rank. Both in the chunk term and, for
-      notes, in the note term. Not when BM25's top holds a rare-term hit (an identifier is asked
-      for: a stand-in must not tie with the exact match).
+      notes, in the note term. And the vector ranking is the per-script one (Recall.vector_scripts:
+      each row's cosine read as a z-score among its own script's rows, so the foreign chunks the
+      model scores below every own-language one are ranked too; the keyword stand-ins stay those
+      of the plain ranking's foreign hits). Not when BM25's top holds a
+      rare-term hit (an identifier is asked for: a stand-in must not tie with the exact match).
     normalized: min-max normalized raw scores instead of ranks (for comparison only).
     """
 
@@ -154,11 +157,15 @@ def fuse(rec: Recall, rule: Fusion) -> dict[int, tuple[float, float, float]]:
         else {}
     )
     both = rec.coverage is not None and rec.keyword_searched  # both halves ran, whatever each found
-    fused = rrf(vec, kw, weights=weights, both=both, **aware)
     rare = rec.rare_chunks(rule.rare) & set(kw[:RARE_TOP]) if rule.rare and kw and vec else set()
-    _boost_rare(fused, rare, rule.vector_weight)
     stand_in = rule.foreign and not rare and rec.keyword_searched
-    foreign_vec = [c for c in vec if c in rec.foreign] if stand_in else []
+    if stand_in and rec.vector_scripts is not None:  # each script's cosines on their own scale
+        vec = [c for c, _ in rec.vector_scripts]
+    fused = rrf(vec, kw, weights=weights, both=both, **aware)
+    _boost_rare(fused, rare, rule.vector_weight)
+    # keyword stand-ins for the plain ranking's foreign hits only: one for every hit the per-script
+    # ranking adds put many near-alike foreign notes above a dated question's own (bench/README)
+    foreign_vec = [c for c, _ in rec.vector if c in rec.foreign] if stand_in else []
     foreign_kw = [c for c in kw if c in rec.foreign] if stand_in else []
     _stand_in_foreign(fused, foreign_vec, set(kw), rule.keyword_weight, aware.get("coverage") or 1.0, half=2)
     _stand_in_foreign(fused, foreign_kw, set(vec), rule.vector_weight, 1.0, half=1)  # BM25's list is whole

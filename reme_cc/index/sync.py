@@ -28,7 +28,7 @@ from . import catalog, keyword, labels
 from .catalog import bump_generation, get_meta, index_log, set_meta, transaction
 from .labels import labels_of
 from ..notes.text import CHUNKER_VERSION
-from .terms import TOKENIZER_VERSION
+from .terms import SCRIPT_CHARS, TOKENIZER_VERSION, dominant_script
 
 WALK_LAYERS = ("daily", "digest", "resource", "session")
 MAX_INDEX_BYTES = 8 * 1024 * 1024  # larger files are catalogued but not chunked
@@ -148,6 +148,7 @@ def _delete_path(conn: sqlite3.Connection, path: str) -> None:
     ids = [r[0] for r in conn.execute("SELECT id FROM chunks WHERE path=?", (path,))]
     if ids:
         conn.executemany("DELETE FROM chunks_fts WHERE rowid=?", [(i,) for i in ids])
+        conn.executemany("DELETE FROM cjk_chunks WHERE id=?", [(i,) for i in ids])
         conn.execute("DELETE FROM chunks WHERE path=?", (path,))
     conn.execute("DELETE FROM links WHERE source=?", (path,))
     conn.execute("DELETE FROM nodes_fts WHERE path=?", (path,))
@@ -294,6 +295,8 @@ def store(conn: sqlite3.Connection, p: Prepared, paths: set[str], stems: Mapping
             (p.path, start, end, text, h, headings),
         )
         conn.execute("INSERT INTO chunks_fts(rowid, tokens) VALUES (?, ?)", (cur.lastrowid, toks))
+        if is_cjk(text):
+            conn.execute("INSERT INTO cjk_chunks(id) VALUES (?)", (cur.lastrowid,))
     rows = []
     for target, anchor, alias, embed, predicate, line in p.links:
         res = resolve_target(target, paths, stems)
@@ -558,6 +561,35 @@ def rechunk(conn: sqlite3.Connection, writer_lock: Any, metadata: Path) -> int |
         bump_generation(conn)
     index_log(metadata, f"chunker {CHUNKER_VERSION}: {due} notes with a name or description are chunked again")
     return due
+
+
+def is_cjk(text: str) -> bool:
+    """Is this chunk listed in cjk_chunks (its start's dominant script is CJK)?"""
+    return dominant_script(text[:SCRIPT_CHARS]) == "cjk"
+
+
+def backfill_scripts(conn: sqlite3.Connection, writer_lock: Any, metadata: Path) -> int | None:
+    """An index made before cjk_chunks (meta 'scripts' missing) gets it filled from its chunks' starts,
+    in one transaction (~50 µs a chunk: 49k chunks in 2-3 s, once). Returns the CJK chunks listed,
+    None when nothing was due."""
+    if get_meta(conn, "scripts") is not None:
+        return None
+    import time
+
+    t0 = time.perf_counter()
+    with writer_lock, transaction(conn):
+        if get_meta(conn, "scripts") is not None:  # another process did it meanwhile
+            return None
+        conn.execute("DELETE FROM cjk_chunks")
+        rows = conn.execute(f"SELECT id, substr(text, 1, {SCRIPT_CHARS}) FROM chunks")
+        conn.executemany("INSERT INTO cjk_chunks(id) VALUES (?)", [(i,) for i, text in rows if is_cjk(text)])
+        done = conn.execute("SELECT COUNT(*) FROM cjk_chunks").fetchone()[0]
+        set_meta(conn, "scripts", str(catalog.SCRIPTS_VERSION))
+        bump_generation(conn)
+    index_log(
+        metadata, f"scripts: {done} CJK chunks listed in {time.perf_counter() - t0:.1f} s (vector search per script)"
+    )
+    return done
 
 
 def backfill_labels(conn: sqlite3.Connection, writer_lock: Any, ws: Workspace, metadata: Path) -> int | None:

@@ -30,6 +30,18 @@ TOKENIZER_VERSION = 3
 CJK = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+")
 WORD = re.compile(r"[^\W_]+")
 _STEMMABLE = re.compile(r"[a-z]{3,}")
+_LATIN_WORD = re.compile(r"[A-Za-z]+")
+SCRIPT_CHARS = (
+    600  # a chunk's script is read from its start (for all but 1 of 2,710 bench chunks the same as the whole)
+)
+
+
+def dominant_script(text: str) -> str:
+    """``cjk`` when the text has at least as many CJK characters as Latin-letter words, else ``latin``
+    (a Chinese note quoting commands and package names is still Chinese prose)."""
+    cjk = sum(len(m) for m in CJK.findall(text))
+    return "cjk" if cjk and cjk >= len(_LATIN_WORD.findall(text)) else "latin"
+
 
 # Function words carry no topic: matching them lets BM25 push noise above vector hits in the fusion
 # ("which database do we use" must not find every note saying "we use").

