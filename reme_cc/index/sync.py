@@ -499,18 +499,41 @@ def _tokenizer(count: int) -> Iterator[Callable[[list[str]], list[str]]]:
         yield lambda texts: pool.map(keyword.chunk_tokens, texts, chunksize=64)
 
 
+def migrate_once(
+    conn: sqlite3.Connection,
+    writer_lock: Any,
+    metadata: Path,
+    key: str,
+    version: int,
+    step: Callable[[sqlite3.Connection], tuple[int, str]],
+    missing: str | None = None,
+) -> int | None:
+    """One change to what an index stores, made once: due while meta ``key`` (``missing`` when it has
+    none) is not ``version``. ``step`` runs in one transaction under the writer lock (due is checked
+    again there: another process may have done it meanwhile) and returns (its count, what it did);
+    then the version is recorded, the generation bumped and what it did logged with its time.
+    Returns the count, None when nothing was due."""
+    import time
+
+    if get_meta(conn, key, missing) == str(version):
+        return None
+    t0 = time.perf_counter()
+    with writer_lock, transaction(conn):
+        if get_meta(conn, key, missing) == str(version):
+            return None
+        done, what = step(conn)
+        set_meta(conn, key, str(version))
+        bump_generation(conn)
+    index_log(metadata, f"{what} in {time.perf_counter() - t0:.1f} s")
+    return done
+
+
 def retokenize(conn: sqlite3.Connection, writer_lock: Any, metadata: Path) -> int | None:
     """An index whose stored tokens another tokenizer version made (meta 'tokenizer'; none = 1) gets
     them made again from its chunks' texts and its nodes' names, in one transaction: chunk ids, the
     vectors and the embedding cache stay. Returns the chunks re-tokenised, None when nothing was due."""
-    if get_meta(conn, "tokenizer", "1") == str(TOKENIZER_VERSION):
-        return None
-    import time
 
-    t0 = time.perf_counter()
-    with writer_lock, transaction(conn):
-        if get_meta(conn, "tokenizer", "1") == str(TOKENIZER_VERSION):  # another process did it meanwhile
-            return None
+    def step(conn: sqlite3.Connection) -> tuple[int, str]:
         conn.execute("DELETE FROM chunks_fts")
         last, done = 0, 0
         with _tokenizer(conn.execute("SELECT COUNT(*) FROM chunks").fetchone()[0]) as tokenize_all:
@@ -531,14 +554,9 @@ def retokenize(conn: sqlite3.Connection, writer_lock: Any, metadata: Path) -> in
             "INSERT INTO nodes_fts(path, tokens) VALUES (?, ?)",
             [(p, keyword.tokenize(node_text(p, name, desc))) for p, name, desc in nodes],
         )
-        set_meta(conn, "tokenizer", str(TOKENIZER_VERSION))
-        bump_generation(conn)
-    index_log(
-        metadata,
-        f"tokenizer {TOKENIZER_VERSION}: re-tokenised {done} chunks and {len(nodes)} nodes "
-        f"in {time.perf_counter() - t0:.1f} s",
-    )
-    return done
+        return done, f"tokenizer {TOKENIZER_VERSION}: re-tokenised {done} chunks and {len(nodes)} nodes"
+
+    return migrate_once(conn, writer_lock, metadata, "tokenizer", TOKENIZER_VERSION, step, missing="1")
 
 
 def rechunk(conn: sqlite3.Connection, writer_lock: Any, metadata: Path) -> int | None:
@@ -548,19 +566,15 @@ def rechunk(conn: sqlite3.Connection, writer_lock: Any, metadata: Path) -> int |
     as it does any edited file (a large workspace in the background, politely). Their chunk ids
     change and the embedding worker makes their vectors again. Returns the notes due, None when
     nothing was due."""
-    if get_meta(conn, "chunker", "1") == str(CHUNKER_VERSION):
-        return None
-    with writer_lock, transaction(conn):
-        if get_meta(conn, "chunker", "1") == str(CHUNKER_VERSION):  # another process did it meanwhile
-            return None
+
+    def step(conn: sqlite3.Connection) -> tuple[int, str]:
         due = conn.execute(
             "UPDATE files SET mtime_ns = -1, hash = NULL "
             "WHERE indexed = 1 AND (COALESCE(name, '') != '' OR COALESCE(description, '') != '')"
         ).rowcount
-        set_meta(conn, "chunker", str(CHUNKER_VERSION))
-        bump_generation(conn)
-    index_log(metadata, f"chunker {CHUNKER_VERSION}: {due} notes with a name or description are chunked again")
-    return due
+        return due, f"chunker {CHUNKER_VERSION}: {due} notes with a name or description are chunked again"
+
+    return migrate_once(conn, writer_lock, metadata, "chunker", CHUNKER_VERSION, step, missing="1")
 
 
 def is_cjk(text: str) -> bool:
@@ -572,24 +586,15 @@ def backfill_scripts(conn: sqlite3.Connection, writer_lock: Any, metadata: Path)
     """An index made before cjk_chunks (meta 'scripts' missing) gets it filled from its chunks' starts,
     in one transaction (~50 µs a chunk: 49k chunks in 2-3 s, once). Returns the CJK chunks listed,
     None when nothing was due."""
-    if get_meta(conn, "scripts") is not None:
-        return None
-    import time
 
-    t0 = time.perf_counter()
-    with writer_lock, transaction(conn):
-        if get_meta(conn, "scripts") is not None:  # another process did it meanwhile
-            return None
+    def step(conn: sqlite3.Connection) -> tuple[int, str]:
         conn.execute("DELETE FROM cjk_chunks")
         rows = conn.execute(f"SELECT id, substr(text, 1, {SCRIPT_CHARS}) FROM chunks")
         conn.executemany("INSERT INTO cjk_chunks(id) VALUES (?)", [(i,) for i, text in rows if is_cjk(text)])
         done = conn.execute("SELECT COUNT(*) FROM cjk_chunks").fetchone()[0]
-        set_meta(conn, "scripts", str(catalog.SCRIPTS_VERSION))
-        bump_generation(conn)
-    index_log(
-        metadata, f"scripts: {done} CJK chunks listed in {time.perf_counter() - t0:.1f} s (vector search per script)"
-    )
-    return done
+        return done, f"scripts: {done} CJK chunks listed (vector search per script)"
+
+    return migrate_once(conn, writer_lock, metadata, "scripts", catalog.SCRIPTS_VERSION, step)
 
 
 def backfill_labels(conn: sqlite3.Connection, writer_lock: Any, ws: Workspace, metadata: Path) -> int | None:
@@ -600,14 +605,7 @@ def backfill_labels(conn: sqlite3.Connection, writer_lock: Any, ws: Workspace, m
     from ..base.errors import ReMeError
     from ..notes.frontmatter import split_frontmatter
 
-    if get_meta(conn, "labels") is not None:
-        return None
-    import time
-
-    t0 = time.perf_counter()
-    with writer_lock, transaction(conn):
-        if get_meta(conn, "labels") is not None:  # another process did it meanwhile
-            return None
+    def step(conn: sqlite3.Connection) -> tuple[int, str]:
         conn.execute("DELETE FROM labels")
         rows = conn.execute("SELECT path, extra FROM files WHERE indexed = 1").fetchall()
         done = 0
@@ -621,7 +619,6 @@ def backfill_labels(conn: sqlite3.Connection, writer_lock: Any, ws: Workspace, m
                 continue  # gone or changed since: its next sync writes its rows, labels included
             labels.store(conn, path, labels_of(meta if isinstance(meta, dict) else {}, body))
             done += 1
-        set_meta(conn, "labels", str(catalog.LABELS_VERSION))
-        bump_generation(conn)
-    index_log(metadata, f"labels: {done} notes labelled in {time.perf_counter() - t0:.1f} s (search's tag filter)")
-    return done
+        return done, f"labels: {done} notes labelled (search's tag filter)"
+
+    return migrate_once(conn, writer_lock, metadata, "labels", catalog.LABELS_VERSION, step)
