@@ -42,6 +42,7 @@ def recall(
     failures leave the vector half empty with a warning; ``coverage`` is the share of chunks that have
     a vector now."""
     out = Recall(keyword_searched="keyword" in modes)
+    query_cjk = dominant_script(query) == "cjk"
     store = vectors.store if "vector" in modes else None
     qvec: dict[str, Any] = {}
     worker = None
@@ -89,7 +90,6 @@ def recall(
         # its stand-in vector rank), nor change the coverage the ranks are read with
         with db.lock:
             if "v" in qvec and marked is not None:
-                query_cjk = dominant_script(query) == "cjk"
                 out.vector, out.vector_scripts = store.search_scripts(qvec["v"], k, allowed, marked, query_cjk)
             elif "v" in qvec:
                 out.vector = store.search(qvec["v"], k, allowed)
@@ -104,9 +104,7 @@ def recall(
         ids = list(dict.fromkeys([c for c, _ in _vector_hits(out)] + [c for c, _ in out.keyword]))
         if marked is not None:  # the stored list: no chunk text to read
             cjk = in_sorted(np.array(ids, np.int64), marked)
-            out.foreign = frozenset(
-                c for c, is_cjk in zip(ids, cjk.tolist()) if is_cjk != (dominant_script(query) == "cjk")
-            )
+            out.foreign = frozenset(c for c, is_cjk in zip(ids, cjk.tolist()) if is_cjk != query_cjk)
         else:
             out.foreign = db.run(lambda conn: foreign_hits(conn, query, ids))
     if rare and out.keyword and out.vector:

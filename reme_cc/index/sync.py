@@ -166,9 +166,8 @@ class Prepared:
     description: str | None = None
     extra: str = "{}"
     date: str | None = None
-    chunks: list[tuple[int, int, str, str, str, str]] = field(
-        default_factory=list
-    )  # start,end,text,hash,headings,tokens
+    # start, end, text, hash, headings, tokens, CJK (made here: a pool's worker, not the writer's transaction)
+    chunks: list[tuple[int, int, str, str, str, str, bool]] = field(default_factory=list)
     links: list[tuple[str, str | None, str | None, int, str | None, int]] = field(default_factory=list)
     node_tokens: str | None = None
     labels: list[tuple[str, str]] = field(default_factory=list)  # (kind, value): labels.labels_of
@@ -255,6 +254,7 @@ def prepare(ws_root: Path, path: str, stat: tuple[int, int], config: Config, met
             ch.hash,
             json.dumps(list(ch.headings), ensure_ascii=False),
             keyword.chunk_tokens(ch.text),
+            is_cjk(ch.text),
         )
         for ch in chunk_file(path, data, max_chars=config.chunk_chars, context=context)
     ]
@@ -289,13 +289,13 @@ def store(conn: sqlite3.Connection, p: Prepared, paths: set[str], stems: Mapping
         "VALUES (?,?,?,?,?,?,?,?,1)",
         (p.path, mtime_ns, size, p.hash, p.name, p.description, p.extra, p.date),
     )
-    for start, end, text, h, headings, toks in p.chunks:
+    for start, end, text, h, headings, toks, cjk in p.chunks:
         cur = conn.execute(
             "INSERT INTO chunks(path, start_line, end_line, text, hash, headings) VALUES (?,?,?,?,?,?)",
             (p.path, start, end, text, h, headings),
         )
         conn.execute("INSERT INTO chunks_fts(rowid, tokens) VALUES (?, ?)", (cur.lastrowid, toks))
-        if is_cjk(text):
+        if cjk:
             conn.execute("INSERT INTO cjk_chunks(id) VALUES (?)", (cur.lastrowid,))
     rows = []
     for target, anchor, alias, embed, predicate, line in p.links:

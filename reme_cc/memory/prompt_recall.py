@@ -284,9 +284,8 @@ def evidence(
             meta = meta if isinstance(meta, dict) else {}
             c = notes[path] = Candidate(path, name, description, workspace, meta.get("project"), meta)
             c.status = status_of(meta).label()
-            title = (
-                f"{name} {description} {path}".lower()
-            )  # the path is in no chunk (nor, in an index not yet re-chunked, the rest)
+            # the path is in no chunk (nor, in an index not yet re-chunked, the name and description)
+            title = f"{name} {description} {path}".lower()
             held[path] = {t for t in words if _in_title(t, title)}
         text = _without_context(text, name, description)  # the entry shows name and description already
         if path not in first:  # what a note found by its name alone shows: its opening lines
