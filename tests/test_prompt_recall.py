@@ -379,3 +379,37 @@ def test_a_joined_pair_the_index_lacks_is_no_information_of_the_prompt(ctx, tmp_
     ctx.index.sync()
     _info, found, _notes = candidates(ctx, "Which package manager do I use for JavaScript, pnpm or npm?", str(tmp_path))
     assert found[0].path == "digest/personal/prefers-pnpm.md" and found[0].keyword == 1.0
+
+
+def test_team_notes_of_a_trusted_repository_with_an_empty_personal_memory(ctx, tmp_path, monkeypatch):
+    """The prompt's information was read from the personal index only: with nothing there yet (a new
+    user in a repository whose team wrote notes), every prompt "carried too little to look for"
+    (information 0.0) and the trusted team's notes never reached the model, on either path."""
+    from reme_cc.memory import trust
+    from reme_cc.surfaces.recall import recall_for_prompt
+    from support.project_corpus import git_init
+    from test_team_untrusted import run, wait_for_team
+
+    repo = git_init(tmp_path / "shop")
+    (repo / ".reme" / "digest" / "procedure").mkdir(parents=True)
+    (repo / ".reme" / "digest" / "procedure" / "deploy.md").write_text(
+        "---\nname: Deploying the shop\ndescription: how the shop is deployed to production\n---\n"
+        "Ship the shop with `make ship-otter`, then watch the canary for ten minutes.\n"
+    )
+    for i, (name, body) in enumerate(UNRELATED_CARDS):  # the team's other notes
+        (repo / ".reme" / "digest" / "procedure" / f"other-{i}.md").write_text(f"---\nname: {name}\n---\n{body}\n")
+    ws = ctx.workspace
+    trust.decide(ws.root, repo, True)
+    ctx.index.sync()  # the personal memory: empty
+    monkeypatch.chdir(repo)
+    run(ctx, "search", query="deploy")  # the server indexes the team memory on first use
+    wait_for_team(ctx)
+    prompt = "how do we deploy the shop to production?"
+    hybrid = recall_for_prompt(ws, ctx.config, prompt, str(repo), None, record=False, ctx=ctx, source="server")
+    assert [c.shown for c in hybrid.injected] == [".reme/digest/procedure/deploy.md"], hybrid.reason
+    assert "make ship-otter" in hybrid.text and "team memory" in hybrid.text
+    text = injected(hook("UserPromptSubmit", prompt_payload(prompt, repo), ws.root))  # no server: keyword only
+    assert ".reme/digest/procedure/deploy.md" in text and "make ship-otter" in text
+    assert log_entries(ws)[-1]["source"] == "keyword-only"
+    trust.decide(ws.root, repo, False)  # and only while the user trusts the repository
+    assert injected(hook("UserPromptSubmit", prompt_payload(prompt, repo, sid="other"), ws.root)) == ""

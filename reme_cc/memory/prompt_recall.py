@@ -355,11 +355,11 @@ def keyword_candidates(ws: Workspace, prompt: str, cwd: str) -> tuple[float, lis
         return evidence(conn, plain_terms(prompt, terms.fts_exists(conn)), workspace=workspace)
 
     info, found = readonly.with_index(ws.metadata, one, (0.0, []))
-    notes: list[str] = []
     team = trusted_team(ws, cwd)
     if team is not None:
-        found += readonly.with_index(team_metadata(ws.metadata, team), lambda conn: one(conn, TEAM), (0.0, []))[1]
-    return info, found, notes
+        team_info, team_found = readonly.with_index(team_metadata(ws.metadata, team), lambda c: one(c, TEAM), (0.0, []))
+        info, found = max(info, team_info), found + team_found  # the index that holds the prompt's terms counts
+    return info, found, []
 
 
 def trusted_team(ws: Workspace, cwd: str) -> Path | None:

@@ -59,8 +59,8 @@ def candidates(ctx: Context, prompt: str, cwd: str) -> tuple[float, list[Candida
             middle = statistics.median(list(vectors.values())[:VECTOR_K])
             for cand in part:
                 cand.gap = cand.vector - middle if cand.vector else 0.0
-        if workspace == PERSONAL:
-            information = info
+        # the index that holds the prompt's terms counts (a new user's personal one may be empty)
+        information = max(information, info)
         found += part
     rank = {(s.workspace, s.hit.path): i for i, s in enumerate(hits)}
     found.sort(key=lambda c: rank.get((c.workspace, c.path), len(rank)))
