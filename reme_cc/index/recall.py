@@ -90,7 +90,9 @@ def recall(
         # its stand-in vector rank), nor change the coverage the ranks are read with
         with db.lock:
             if "v" in qvec and marked is not None:
-                out.vector, out.vector_scripts = store.search_scripts(qvec["v"], k, allowed, marked, query_cjk)
+                out.vector, out.vector_scripts, out.foreign_z = store.search_scripts(
+                    qvec["v"], k, allowed, marked, query_cjk
+                )
             elif "v" in qvec:
                 out.vector = store.search(qvec["v"], k, allowed)
             count = store.count

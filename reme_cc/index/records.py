@@ -68,6 +68,9 @@ class SearchResponse:
     counts: dict[str, int]
     warnings: list[str] = field(default_factory=list)
     vector: list[tuple[int, float]] = field(default_factory=list)  # the vector half's (chunk id, cosine), best first
+    # the chunks in the other script than the query's that stand out most among that script's own chunks:
+    # (chunk id, z-score), best first (empty: one script, or too few rows of one; Recall.foreign_z)
+    foreign_z: list[tuple[int, float]] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -89,6 +92,8 @@ class Recall:
     vector: list[tuple[int, float]] = field(default_factory=list)
     # the vector top-k with each script's cosines on their own scale (asked with scripts; None: one script)
     vector_scripts: list[tuple[int, float]] | None = None
+    # the top-k chunks of the other script by their z-score among that script's chunks (asked with scripts)
+    foreign_z: list[tuple[int, float]] = field(default_factory=list)
     keyword_searched: bool = False  # the keyword half ran (it may have found nothing)
     notes: list[tuple[str, float]] | None = None  # whole-note BM25 (note path, score), when asked for
     coverage: float | None = None  # share of chunks with a vector; None = no vector half

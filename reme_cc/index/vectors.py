@@ -332,28 +332,32 @@ class VectorStore:
 
     def search_scripts(
         self, q: np.ndarray, k: int, allowed: list[int] | None, marked: np.ndarray, query_marked: bool
-    ) -> tuple[list[tuple[int, float]], list[tuple[int, float]] | None]:
-        """(the top-k, the top-k with each script on its own scale) from one pass. ``marked``: the
+    ) -> tuple[list[tuple[int, float]], list[tuple[int, float]] | None, list[tuple[int, float]]]:
+        """(the top-k, the top-k with each script on its own scale, the foreign top-k with their
+        z-scores among the foreign rows) from one pass. ``marked``: the
         sorted ids of one script's chunks (cjk_chunks); ``query_marked``: the query is in that script.
         The multilingual model scores the query's own language far above another for the same
         meaning, so the second ranking reads every row's cosine as a z-score among the rows of its
         own script (mean and deviation over all of them, this query): a foreign chunk ranks high
         when it stands out among the foreign chunks further (by FOREIGN_MARGIN) than the best
-        own-script ones stand out among theirs. None when either script has fewer than SCRIPT_ROWS rows (no scale to read)."""
+        own-script ones stand out among theirs. None when either script has fewer than SCRIPT_ROWS rows
+        (no scale to read; nor foreign z-scores). A foreign row's z-score (without the margin) is how far it
+        stands out in its own language: per-prompt recall reads it where cosines favour the prompt's."""
         with self._lock:
             ids, scores = self._scores(q, allowed)
         plain = _top(ids, scores, scores, k)
         if not len(ids) or not len(marked):
-            return plain, None
+            return plain, None, []
         foreign = in_sorted(ids, marked) != query_marked
         n_foreign = int(foreign.sum())
         if min(n_foreign, len(ids) - n_foreign) < SCRIPT_ROWS:
-            return plain, None
+            return plain, None, []
         z = np.empty_like(scores)
         for rows, margin in ((foreign, FOREIGN_MARGIN), (~foreign, 0.0)):
             part = scores[rows]
             z[rows] = (part - part.mean()) / max(float(part.std()), 1e-6) - margin
-        return plain, _top(ids, z, scores, k)
+        own_scale = z[foreign] + FOREIGN_MARGIN
+        return plain, _top(ids, z, scores, k), _top(ids[foreign], own_scale, own_scale, k)
 
     def _scores(self, q: np.ndarray, allowed: list[int] | None) -> tuple[np.ndarray, np.ndarray]:
         """(ids, cosines) of every live row ``allowed`` keeps (the caller holds the lock)."""

