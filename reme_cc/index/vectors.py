@@ -31,6 +31,7 @@ import sqlite3
 import tempfile
 import threading
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -85,6 +86,7 @@ class VectorStore:
         self._missing: dict[str, list[int]] = {}  # hash -> chunk ids without a vector here yet
         self._carried: dict[str, list[int]] = {}  # hash -> chunk ids holding a lent vector here
         self._file_carried = np.zeros(0, np.int64)  # the mapped file's lent rows, until refresh checks them
+        self._file_log_seq = 0  # the vector_log seq its writer had seen: own vectors announced later replace loans
         self._carried_epoch: str | None = None  # meta 'carried_epoch' last seen (database.scrub moves it)
         self._lock = threading.Lock()
         self._loaded = False
@@ -131,6 +133,7 @@ class VectorStore:
         self._count, self.dim = count, dim
         self._missing, self._max_chunk, self._carried = {}, 0, {}
         self._file_carried = np.frombuffer(m, np.int64, lent, HEADER + count * 8 + count * dim * 4).copy()
+        self._file_log_seq = int(head.get("log_seq", 0))
         self.release_pages()
         return True
 
@@ -171,6 +174,7 @@ class VectorStore:
                     "dim": self.dim,
                     "db_id": self.db_id,
                     **({"carried": len(lent)} if len(lent) else {}),  # without: the layout older versions read
+                    "log_seq": self._log_seq,
                 }
             ).encode()
             try:
@@ -235,9 +239,10 @@ class VectorStore:
             if chunks_moved:
                 probe |= self._diff_chunks(conn)
                 epoch = get_meta(conn, "carried_epoch")
-                if mapped:  # the file's lent rows may have their own vectors by now, or have lost their loan
+                if mapped:  # the file's lent rows may have lost their loan, or have their own vectors by now
                     probe |= self._check_carried(conn, self._file_carried.tolist())
                     self._file_carried = np.zeros(0, np.int64)
+                    probe |= self._announced(conn, self._file_log_seq, low, self._carried)
                 elif epoch != self._carried_epoch and not first:  # scrubbed: a loan may hold forgotten text
                     probe |= self._check_carried(conn, [i for ids in self._carried.values() for i in ids])
                 self._carried_epoch = epoch
@@ -246,13 +251,7 @@ class VectorStore:
             elif low > self._log_seq + 1:  # the log does not reach back to what we saw: probe them all
                 probe |= set(self._missing) | set(self._carried)
             elif seq > self._log_seq:
-                probe |= {
-                    h
-                    for (h,) in conn.execute(
-                        "SELECT hash FROM vector_log WHERE model = ? AND seq > ?", (self.model, self._log_seq)
-                    )
-                    if h in self._missing or h in self._carried
-                }
+                probe |= self._announced(conn, self._log_seq, low, self._missing.keys() | self._carried.keys())
             added = 0
             if probe:
                 vecs, ids = self._fetch(conn, sorted(probe))
@@ -302,19 +301,29 @@ class VectorStore:
         self._extra_ids, self._extra = self._extra_ids[keep], self._extra[keep]
         self._count = int(self._live.sum()) + len(self._extra_ids)
 
+    def _announced(self, conn: sqlite3.Connection, since: int, low: int, waiting: Any) -> set[str]:
+        """The hashes of ``waiting`` whose vectors vector_log announced after ``since`` (all of them when
+        the log no longer reaches back that far)."""
+        if not waiting:
+            return set()
+        if low > since + 1:
+            return set(waiting)
+        sql = "SELECT hash FROM vector_log WHERE model = ? AND seq > ?"
+        return {h for (h,) in conn.execute(sql, (self.model, since)) if h in waiting}
+
     def _check_carried(self, conn: sqlite3.Connection, ids: list[int]) -> set[str]:
         """Rows held as lent (a mapped file's, or this process's after a scrub) that the database may no
-        longer lend: a row stays while its chunk still has a loan and no vector of its own; the others
-        are dropped and their chunks wait in ``_missing``. Returns the hashes to probe again."""
+        longer lend: a row stays while its chunk's text still has a loan (the small carried_vectors
+        table; own vectors made since are announced in vector_log); the others are dropped and their
+        chunks wait in ``_missing``. Returns the hashes to probe again."""
         if not ids:
             return set()
         if self._lends(conn):
             sql = (
                 "SELECT c.id, c.hash, EXISTS (SELECT 1 FROM carried_vectors k WHERE k.model = ? AND k.hash = c.hash) "
-                "AND NOT EXISTS (SELECT 1 FROM embeddings e WHERE e.model = ? AND e.hash = c.hash) "
                 "FROM chunks c WHERE c.id IN ({marks})"
             )
-            models: tuple[str, ...] = (self.model, self.model)
+            models: tuple[str, ...] = (self.model,)
         else:
             sql, models = "SELECT id, hash, 0 FROM chunks WHERE id IN ({marks})", ()
         _leave_out(self._carried, set(ids))
