@@ -157,7 +157,7 @@ def test_an_edited_chunk_carries_its_old_vector_and_is_embedded_before_context_o
         assert (h, source, 0) in loans(index)  # lent by the text it replaced, whose loan it inherits
         index.vectors.refresh()
         assert index.vectors.store.search(old_kayak, 1)[0][0] == cid  # searched with it meanwhile
-        queue = index.read(lambda c: backlog_batch(c, index.model_id, 8))
+        queue = index.read(lambda c: backlog_batch(c, index.model_id, 8, index.vectors.store))
         assert queue[0][0] == h and len(queue) == 4  # the edited text first, then the three re-chunked
         # the cache keeps meaning "this text's vector": no row for the new text, none collected
         assert (

@@ -343,8 +343,8 @@ class Lender:
 def lenders(conn: sqlite3.Connection, path: str, model: str) -> list[Lender]:
     """The chunks ``path`` has now, read before they are replaced. Whether their own vectors exist is
     not asked here (a look-up in the large embeddings table per chunk, in the writer's transaction):
-    a loan of a vector that does not exist lends nothing (VectorStore._fetch joins the two) and is
-    deleted by the embedding worker (vector_half.settle_loans)."""
+    a loan of a vector that does not exist lends nothing (VectorStore._fetch joins the two): the chunk
+    waits among those with no vector, and its loan goes when the worker embeds it."""
     rows = conn.execute(
         "SELECT c.start_line, c.end_line, c.headings, c.hash, k.source, k.same_body FROM chunks c "
         "LEFT JOIN carried_vectors k ON k.model = ? AND k.hash = c.hash WHERE c.path = ?",
@@ -378,8 +378,9 @@ def carry_vectors(conn: sqlite3.Connection, model: str, p: Prepared, lent: list[
         if old is not None:
             rows.append((model, h, old.source, int(same)))
     # a new text that has a vector of its own already (an edit undone, a text another note has) gets
-    # a loan too, unused (VectorStore._fetch takes a text's own vector first) and deleted by the
-    # worker (settle_loans): asking here would be a look-up in the large embeddings table per chunk
+    # a loan too, unused (VectorStore._fetch takes a text's own vector first) and deleted when the
+    # worker reaches it (vector_half.backlog_batch): asking here costs a look-up in the large
+    # embeddings table per chunk, inside the writer's transaction
     conn.executemany("INSERT OR IGNORE INTO carried_vectors(model, hash, source, same_body) VALUES (?,?,?,?)", rows)
     return len(rows)
 

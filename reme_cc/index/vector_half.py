@@ -13,7 +13,7 @@ from ..base.config import Config
 from ..base.errors import ReMeError
 from ..base.workspace import Workspace
 from . import catalog, catchup, embedder as emb
-from .catalog import index_log
+from .catalog import index_log, rows_in
 from .database import Database, NoLock, open_rw
 from .vectors import VectorStore
 
@@ -179,11 +179,10 @@ class VectorHalf:
         conn = self.db.conn if memory else open_rw(self.db.metadata)
         done = 0
         try:
-            with self.db.lock if memory else NoLock():
-                settle_loans(conn)
             while (limit is None or done < limit) and not (stop and stop.is_set()):
+                self.refresh()  # incremental: this batch's vectors, chunks written meanwhile
                 with self.db.lock if memory else NoLock():
-                    rows = backlog_batch(conn, self.model_id, EMBED_BATCH)
+                    rows = backlog_batch(conn, self.model_id, EMBED_BATCH, self.store)
                 if not rows:
                     break
                 vecs = model.passages([r[1] for r in rows])
@@ -269,35 +268,35 @@ class VectorHalf:
             self._thread.join(timeout=30)
 
 
-def backlog_batch(conn: Any, model: str, size: int) -> list[tuple[str, str]]:
-    """The next (hash, text) pairs to embed: texts with no vector at all first, then those searched
-    with a lent one (carried_vectors), those lent by an edited text (least like theirs) before those
-    that differ from the lender only in the context line."""
-    rows = conn.execute(
-        "SELECT c.hash, MIN(c.text) FROM chunks c WHERE NOT EXISTS (SELECT 1 FROM embeddings e "
-        "WHERE e.model = ? AND e.hash = c.hash) AND NOT EXISTS (SELECT 1 FROM carried_vectors k "
-        "WHERE k.model = ? AND k.hash = c.hash) GROUP BY c.hash LIMIT ?",
-        (model, model, size),
-    ).fetchall()
-    if rows:
-        return rows
-    return conn.execute(
-        "SELECT k.hash, (SELECT MIN(c.text) FROM chunks c WHERE c.hash = k.hash) FROM carried_vectors k "
-        "WHERE k.model = ? AND EXISTS (SELECT 1 FROM chunks c WHERE c.hash = k.hash) ORDER BY k.same_body LIMIT ?",
-        (model, size),
-    ).fetchall()
-
-
-def settle_loans(conn: Any) -> int:
-    """Delete the loans no chunk needs: its chunks are gone, it has its own vector (a text it had
-    before; embedded by a process that knows nothing of loans), or the lender has no vector (it was
-    never embedded), so the worker's queue holds only live ones. Returns them."""
-    idle = (
-        "NOT EXISTS (SELECT 1 FROM chunks c WHERE c.hash = carried_vectors.hash) OR EXISTS (SELECT 1 FROM "
-        "embeddings e WHERE e.model = carried_vectors.model AND e.hash = carried_vectors.hash) OR NOT EXISTS "
-        "(SELECT 1 FROM embeddings e WHERE e.model = carried_vectors.model AND e.hash = carried_vectors.source)"
+def backlog_batch(conn: Any, model: str, size: int, store: VectorStore | None) -> list[tuple[str, str]]:
+    """The next (hash, text) pairs to embed: texts with no vector at all first (the vector store's
+    list: no scan of the chunks), then those searched with a loan (carried_vectors), loans of edited
+    texts (the least like theirs) before those differing from the lender in the context line only;
+    last, anything else the embeddings table lacks (what the store has not seen yet)."""
+    if store is not None:
+        waiting = store.waiting(size)
+        rows = list(rows_in(conn, "SELECT hash, MIN(text) FROM chunks WHERE hash IN ({marks}) GROUP BY hash", waiting))
+        if rows:
+            return rows
+    while True:
+        lent = conn.execute(
+            "SELECT k.hash, (SELECT MIN(c.text) FROM chunks c WHERE c.hash = k.hash), EXISTS (SELECT 1 FROM "
+            "embeddings e WHERE e.model = k.model AND e.hash = k.hash) FROM carried_vectors k WHERE k.model = ? "
+            "ORDER BY k.same_body LIMIT ?",
+            (model, size),
+        ).fetchall()
+        live = [(h, text) for h, text, own in lent if text is not None and not own]
+        idle = [(model, h) for h, text, own in lent if text is None or own]
+        if idle:  # the chunks are gone, or the text has its own vector: the loan serves nothing
+            with catalog.transaction(conn):
+                conn.executemany("DELETE FROM carried_vectors WHERE model = ? AND hash = ?", idle)
+        if live or not lent:
+            break
+    return (
+        live
+        or conn.execute(
+            "SELECT c.hash, MIN(c.text) FROM chunks c WHERE NOT EXISTS (SELECT 1 FROM embeddings e "
+            "WHERE e.model = ? AND e.hash = c.hash) GROUP BY c.hash LIMIT ?",
+            (model, size),
+        ).fetchall()
     )
-    if conn.execute(f"SELECT 1 FROM carried_vectors WHERE {idle} LIMIT 1").fetchone() is None:
-        return 0  # the usual case: no write transaction
-    with catalog.transaction(conn):
-        return conn.execute(f"DELETE FROM carried_vectors WHERE {idle}").rowcount

@@ -23,6 +23,7 @@ the file knows them; the real vector's announcement in vector_log replaces the r
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import mmap
 import os
@@ -391,6 +392,12 @@ class VectorStore:
         texts = conn.execute("SELECT COUNT(DISTINCT hash) FROM chunks").fetchone()[0]  # index only
         with self._lock:
             return texts - len(self._missing) - len(self._carried), len(self._carried), texts
+
+    def waiting(self, n: int) -> list[str]:
+        """Up to ``n`` hashes of chunk texts with no vector here at all, neither their own nor a loan
+        (as of the last refresh): the embedding worker's first work, found without a scan."""
+        with self._lock:
+            return list(itertools.islice(self._missing, n))
 
     # ---- search ----------------------------------------------------------------------------------
     def __contains__(self, cid: object) -> bool:
