@@ -80,6 +80,18 @@ ADDED = {
     # the chunks whose dominant script is CJK (terms.dominant_script of their start), written with
     # them: the vector half ranks each script's chunks on their own scale (VectorStore.search_scripts)
     "cjk_chunks": ["CREATE TABLE IF NOT EXISTS cjk_chunks (id INTEGER PRIMARY KEY)"],
+    # a chunk text without a vector of its own for ``model`` lent the vector of the text it replaced
+    # in its note (``source``: that text's hash in embeddings; ``same_body``: the two differ only in
+    # the context line), so search keeps the note's vectors through a re-chunk or an edit
+    # (sync.carry_vectors); the embedding worker makes the text's own vector and deletes the row. A
+    # pointer, never a copy in embeddings: the cache stays "this text's vector", and a process that
+    # knows nothing of this table sees these chunks as vectorless and embeds them.
+    "carried_vectors": [
+        "CREATE TABLE IF NOT EXISTS carried_vectors (model TEXT NOT NULL, hash TEXT NOT NULL, source TEXT NOT NULL, "
+        "same_body INTEGER NOT NULL, PRIMARY KEY (model, hash)) WITHOUT ROWID",
+        # the worker's order: loans of edited texts (the least alike) first, read 8 at a time
+        "CREATE INDEX IF NOT EXISTS carried_order ON carried_vectors(model, same_body)",
+    ],
 }
 SCHEMA += "".join(f"{stmt};\n" for statements in ADDED.values() for stmt in statements)
 

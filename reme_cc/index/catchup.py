@@ -118,8 +118,9 @@ def _write_progress(metadata: Path, info: dict[str, Any]) -> None:
 
 
 def coverage(index: Index) -> dict[str, Any]:
-    """Chunks with a vector, the backlog and an estimate of the time left (for `status`)."""
-    embedded, total = index.vector_coverage()
+    """Chunks with a vector, the backlog and an estimate of the time left (for `status`). ``carried``:
+    the backlog's texts that search meanwhile finds by the vector their note's previous text lent them."""
+    embedded, carried, total = index.vectors.coverage_with_loans()
     backlog = total - embedded
     prog = read_progress(index.metadata)
     rate = float(prog.get("rate") or 0.0)
@@ -128,6 +129,7 @@ def coverage(index: Index) -> dict[str, Any]:
         "embedded": embedded,
         "total": total,
         "backlog": backlog,
+        "carried": carried,
         "error": prog.get("error"),
         "percent": round(100.0 * embedded / total, 1) if total else 100.0,
         "worker": {"running": running, "pid": prog.get("pid") if running else None},
@@ -138,7 +140,8 @@ def coverage(index: Index) -> dict[str, Any]:
 
 
 def describe(cov: dict[str, Any]) -> str:
-    """One line: "vectors for 62 % of 49,027 chunks; 18,700 left, about 1 h 40 min (worker pid 1234)"."""
+    """One line: "vectors for 62 % of 49,027 chunks; 18,700 left, about 1 h 40 min (worker pid 1234);
+    15,000 of them carry their previous text's vector until re-embedded"."""
     if not cov["total"]:
         return "no chunks to embed yet: the workspace holds no notes"
     line = f"vectors for {cov['percent']:g} % of {cov['total']:,} chunks"
@@ -151,6 +154,11 @@ def describe(cov: dict[str, Any]) -> str:
             f" (worker pid {w['pid']})"
             if w.get("running") and w.get("pid")
             else (" (embedding)" if w.get("running") else " (no worker running: `reme-cc embed`)")
+        )
+    if cov.get("carried"):
+        line += (
+            f"; {cov['carried']:,} of them carry their previous text's vector until re-embedded"
+            " (search uses it meanwhile)"
         )
     if cov.get("error"):
         line += f"; the last worker failed: {cov['error']}"

@@ -7,6 +7,7 @@ import contextlib
 import sqlite3
 import threading
 import time
+import uuid
 from pathlib import Path
 from typing import Any
 from collections.abc import Callable, Iterator
@@ -120,6 +121,10 @@ def scrub(db: Database) -> bool:
         conn = db.conn
         conn.execute("PRAGMA secure_delete=ON")
         with catalog.transaction(conn):
+            # a vector lent to a rewritten note's new text is its old text's: no loan outlives a forget
+            # (first: the orphan embeddings below include the lenders), and every process drops its own
+            conn.execute("DELETE FROM carried_vectors")
+            catalog.set_meta(conn, "carried_epoch", uuid.uuid4().hex)
             for table in ("embeddings", "vector_log"):
                 conn.execute(f"DELETE FROM {table} WHERE hash NOT IN (SELECT hash FROM chunks)")
             for fts in ("chunks_fts", "nodes_fts"):

@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from ..base.config import Config
 from ..notes.documents import DOCUMENT_EXTS, MAX_DOCUMENT_BYTES, prune_cache, text_view
 from ..notes.formats import NOTE_EXTS, TEXT_INDEXED_EXTS
-from ..notes.text import has_unsafe
+from ..notes.text import has_unsafe, note_context, without_context
 from ..base.workspace import Workspace, own_stat
 from . import catalog, keyword, labels
 from .catalog import bump_generation, get_meta, index_log, set_meta, transaction
@@ -171,6 +171,8 @@ class Prepared:
     links: list[tuple[str, str | None, str | None, int, str | None, int]] = field(default_factory=list)
     node_tokens: str | None = None
     labels: list[tuple[str, str]] = field(default_factory=list)  # (kind, value): labels.labels_of
+    context: str = ""  # the context line every chunk starts with (text.note_context)
+    body_hashes: list[str] = field(default_factory=list)  # per chunk: sha256 of its text without it
     indexed: bool = True
     vanished: bool = False
 
@@ -196,7 +198,6 @@ def _no_follow(path: str, flags: int) -> int:
 def prepare(ws_root: Path, path: str, stat: tuple[int, int], config: Config, metadata: Path | None = None) -> Prepared:
     """``metadata``: the workspace's derived-state folder (the extraction cache), when not ``ws_root/metadata``."""
     from ..notes.chunker import chunk_file
-    from ..notes.text import note_context
     from ..notes.conflicts import conflict_lines
     from ..notes.frontmatter import parse_note
     from ..notes.wikilinks import parse_links
@@ -237,7 +238,7 @@ def prepare(ws_root: Path, path: str, stat: tuple[int, int], config: Config, met
         note = parse_note(text)
         meta = note.meta if isinstance(note.meta, dict) else {}
         out.name, out.description = note.name, note.description
-        context = note_context(note.name, note.description)
+        context = out.context = note_context(note.name, note.description)
         out.links = [(l.target, l.anchor, l.alias, int(l.embed), l.predicate, l.line) for l in parse_links(text)]
         if path.startswith("digest/"):
             out.node_tokens = keyword.tokenize(node_text(path, out.name, out.description))
@@ -258,7 +259,12 @@ def prepare(ws_root: Path, path: str, stat: tuple[int, int], config: Config, met
         )
         for ch in chunk_file(path, data, max_chars=config.chunk_chars, context=context)
     ]
+    out.body_hashes = [_sha256(without_context(text, context)) if context else h for _s, _e, text, h, *_ in out.chunks]
     return out
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def node_text(path: str, name: str | None, description: str | None) -> str:
@@ -266,9 +272,16 @@ def node_text(path: str, name: str | None, description: str | None) -> str:
     return " ".join(x for x in (name or "", description or "", re.sub(r"[/_.-]+", " ", path)) if x)
 
 
-def store(conn: sqlite3.Connection, p: Prepared, paths: set[str], stems: Mapping[str, list[str]]) -> int | None:
+def store(
+    conn: sqlite3.Connection,
+    p: Prepared,
+    paths: set[str],
+    stems: Mapping[str, list[str]],
+    model: str | None = None,
+) -> int | None:
     """Write one prepared file inside the caller's transaction. Returns chunks written, or None when
-    the content hash was unchanged (only mtime/size refreshed)."""
+    the content hash was unchanged (only mtime/size refreshed). ``model``: the embedding model whose
+    vectors the file's old chunks lend its new ones (carry_vectors)."""
     from ..notes.wikilinks import resolve_target
 
     mtime_ns, size = p.stat
@@ -279,10 +292,11 @@ def store(conn: sqlite3.Connection, p: Prepared, paths: set[str], stems: Mapping
             (p.path, mtime_ns, size, p.hash, p.extra, p.date),
         )
         return 0
-    row = conn.execute("SELECT hash, indexed FROM files WHERE path=?", (p.path,)).fetchone()
+    row = conn.execute("SELECT hash, indexed, name, description FROM files WHERE path=?", (p.path,)).fetchone()
     if row and row[0] == p.hash and row[1]:
         conn.execute("UPDATE files SET mtime_ns=?, size=? WHERE path=?", (mtime_ns, size, p.path))
         return None
+    lent = lenders(conn, p.path, model) if model and row and row[1] else []
     _delete_path(conn, p.path)
     conn.execute(
         "INSERT OR REPLACE INTO files(path, mtime_ns, size, hash, name, description, extra, date, indexed) "
@@ -297,6 +311,8 @@ def store(conn: sqlite3.Connection, p: Prepared, paths: set[str], stems: Mapping
         conn.execute("INSERT INTO chunks_fts(rowid, tokens) VALUES (?, ?)", (cur.lastrowid, toks))
         if cjk:
             conn.execute("INSERT INTO cjk_chunks(id) VALUES (?)", (cur.lastrowid,))
+    if lent:
+        carry_vectors(conn, model or "", p, lent, note_context(row[2], row[3]))
     rows = []
     for target, anchor, alias, embed, predicate, line in p.links:
         res = resolve_target(target, paths, stems)
@@ -310,6 +326,75 @@ def store(conn: sqlite3.Connection, p: Prepared, paths: set[str], stems: Mapping
         conn.execute("INSERT INTO nodes_fts(path, tokens) VALUES (?, ?)", (p.path, p.node_tokens))
     labels.store(conn, p.path, p.labels)
     return len(p.chunks)
+
+
+@dataclass(frozen=True)
+class Lender:
+    """A chunk a file had before its re-index, and the vector it lends: its own, or the one lent to it."""
+
+    start: int
+    end: int
+    headings: str  # JSON, as stored
+    hash: str
+    source: str  # the hash in embeddings whose vector it lends (may have none: then the loan finds none)
+    same_body: bool  # False when the vector it holds was lent by an edited text
+
+
+def lenders(conn: sqlite3.Connection, path: str, model: str) -> list[Lender]:
+    """The chunks ``path`` has now, read before they are replaced. Whether their own vectors exist is
+    not asked here (a look-up in the large embeddings table per chunk, in the writer's transaction):
+    a loan of a vector that does not exist lends nothing (VectorStore._fetch joins the two): the chunk
+    waits among those with no vector, and its loan goes when the worker embeds it."""
+    rows = conn.execute(
+        "SELECT c.start_line, c.end_line, c.headings, c.hash, k.source, k.same_body FROM chunks c "
+        "LEFT JOIN carried_vectors k ON k.model = ? AND k.hash = c.hash WHERE c.path = ?",
+        (model, path),
+    )
+    return [
+        Lender(start, end, headings or "", h, source or h, bool(same) if source else True)
+        for start, end, headings, h, source, same in rows
+    ]
+
+
+def carry_vectors(conn: sqlite3.Connection, model: str, p: Prepared, lent: list[Lender], old_context: str) -> int:
+    """Lend each new chunk text of ``p`` the vector of the old chunk it replaces (carried_vectors), so
+    search finds the note by meaning at once rather than after the embedding worker reaches it (hours
+    after an upgrade that re-chunks every note). The lender: the old chunk with the same text but for
+    the context line (``old_context``: the one the old chunks were made with; none before chunker 2)
+    -- a re-chunk, a changed name or description: the same meaning; else the one under the same
+    headings, then over the most of the same lines -- an edit: nearly the same meaning, embedded
+    first. Matched by hash (the body's is made in the pool): the writer's transaction reads no old
+    text. A text the file had before keeps what it had. Returns the chunks lent a vector."""
+    by_hash = {old.hash: old for old in lent}
+    rows = []
+    for (start, end, text, h, headings, *_), body_hash in zip(p.chunks, p.body_hashes):
+        if h in by_hash:
+            continue  # unchanged: its own vector, or its loan (keyed by its hash), stays
+        old = by_hash.get(body_hash)  # the previous chunker's chunk: the body alone
+        if old is None and old_context and old_context != p.context:  # the name or description changed
+            old = by_hash.get(_sha256(f"{old_context}\n{without_context(text, p.context)}"))
+        same = old is not None and old.same_body
+        old = old or _nearest(lent, start, end, headings)
+        if old is not None:
+            rows.append((model, h, old.source, int(same)))
+    # a new text that has a vector of its own already (an edit undone, a text another note has) gets
+    # a loan too, unused (VectorStore._fetch takes a text's own vector first) and deleted when the
+    # worker reaches it (vector_half.backlog_batch): asking here costs a look-up in the large
+    # embeddings table per chunk, inside the writer's transaction
+    conn.executemany("INSERT OR IGNORE INTO carried_vectors(model, hash, source, same_body) VALUES (?,?,?,?)", rows)
+    return len(rows)
+
+
+def _nearest(lent: list[Lender], start: int, end: int, headings: str) -> Lender | None:
+    """The old chunk under the same headings, else over the most of the lines [start, end]; None when
+    none shares either (a new section; text appended to a session)."""
+
+    def likeness(old: Lender) -> tuple[bool, int]:
+        same_section = old.headings == headings and headings not in ("", "[]")
+        return same_section, max(0, min(end, old.end) - max(start, old.start) + 1)
+
+    best = max(lent, key=likeness, default=None)
+    return best if best is not None and any(likeness(best)) else None
 
 
 def _prepare_star(args: tuple) -> Prepared:
@@ -401,9 +486,11 @@ def apply_changes(
     progress: Callable[[int, int], None] | None = None,
     polite: bool = False,
     metadata: Path | None = None,
+    model: str | None = None,
 ) -> None:
     """Write ``todo`` ({path: stat, or None when deleted}) in transactions of BATCH files.
-    The caller holds the writer lock. ``metadata``: the derived-state folder, when not ``ws_root/metadata``."""
+    The caller holds the writer lock. ``metadata``: the derived-state folder, when not ``ws_root/metadata``;
+    ``model``: the embedding model whose vectors a re-indexed file's old chunks lend its new ones."""
     all_paths = set(all_paths)  # corrected below for files created or gone since the walk
     known = {r[0] for r in conn.execute("SELECT path FROM files")}
     # a deletion comes from a walk made before the writer lock; a file there now was created since
@@ -449,7 +536,7 @@ def apply_changes(
                         removed.add(path)  # links stored earlier in this run may point at it
                         set_changed = True
                     continue
-                n = store(conn, item, all_paths, stems)
+                n = store(conn, item, all_paths, stems, model)
                 if n is None:
                     report.unchanged += 1
                 elif item.path in known:

@@ -13,11 +13,17 @@ lacks are kept in memory (``_extra``) until a writer saves a new file. A missing
 foreign file is simply rebuilt from the cache. New vectors are announced in ``vector_log`` (model,
 hash, seq), so a process only looks up the chunks it still lacks. Writes go to a temp file +
 os.replace, so readers never see half a file; a reader maps the newer file at its next refresh.
+
+A chunk without a vector of its own may hold the vector its note's previous text lent it
+(``carried_vectors``, sync.carry_vectors) until the embedding worker makes its own: such rows are
+listed in ``_carried``, and after the file's rows (header "carried": their ids), so a process mapping
+the file knows them; the real vector's announcement in vector_log replaces the row.
 """
 
 from __future__ import annotations
 
 import contextlib
+import itertools
 import json
 import mmap
 import os
@@ -26,6 +32,7 @@ import sqlite3
 import tempfile
 import threading
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -78,6 +85,10 @@ class VectorStore:
         self._log_seq = 0
         self._max_chunk = 0
         self._missing: dict[str, list[int]] = {}  # hash -> chunk ids without a vector here yet
+        self._carried: dict[str, list[int]] = {}  # hash -> chunk ids holding a lent vector here
+        self._file_carried = np.zeros(0, np.int64)  # the mapped file's lent rows, until refresh checks them
+        self._file_log_seq = 0  # the vector_log seq its writer had seen: own vectors announced later replace loans
+        self._carried_epoch: str | None = None  # meta 'carried_epoch' last seen (database.scrub moves it)
         self._lock = threading.Lock()
         self._loaded = False
         self.db_id = ""  # the database the vectors' chunk ids belong to (ids restart in a re-created one)
@@ -99,14 +110,14 @@ class VectorStore:
                 if m[: len(MAGIC)] != MAGIC:
                     raise ValueError("not a reme vector file")
                 head = json.loads(m[len(MAGIC) : HEADER].rstrip(b"\0"))
-                count, dim = int(head["count"]), int(head["dim"])
+                count, dim, lent = int(head["count"]), int(head["dim"]), int(head.get("carried", 0))
                 if head.get("model") != self.model:
                     raise ValueError("another model's vectors")
                 if head.get("db_id", "") != self.db_id:
                     raise ValueError("it was built from another index database")
                 if self.dim is not None and dim != self.dim:
                     raise ValueError(f"dimension {dim} != {self.dim}")
-                if len(m) != HEADER + count * 8 + count * dim * 4:
+                if len(m) != HEADER + count * 8 + count * dim * 4 + lent * 8:
                     raise ValueError("truncated")
             except Exception:
                 m.close()
@@ -121,7 +132,9 @@ class VectorStore:
         self._live = np.ones(count, bool)
         self._extra_ids, self._extra = np.zeros(0, np.int64), np.zeros((0, dim), np.float32)
         self._count, self.dim = count, dim
-        self._missing, self._max_chunk = {}, 0
+        self._missing, self._max_chunk, self._carried = {}, 0, {}
+        self._file_carried = np.frombuffer(m, np.int64, lent, HEADER + count * 8 + count * dim * 4).copy()
+        self._file_log_seq = int(head.get("log_seq", 0))
         self.release_pages()
         return True
 
@@ -153,8 +166,17 @@ class VectorStore:
             live_rows = np.flatnonzero(self._live)
             ids = np.concatenate([self._base_ids[live_rows], self._extra_ids])
             order = np.argsort(ids, kind="stable")
+            lent = np.sort(np.fromiter((i for ids_ in self._carried.values() for i in ids_), np.int64))
             head = json.dumps(
-                {"model": self.model, "generation": generation, "count": len(ids), "dim": self.dim, "db_id": self.db_id}
+                {
+                    "model": self.model,
+                    "generation": generation,
+                    "count": len(ids),
+                    "dim": self.dim,
+                    "db_id": self.db_id,
+                    **({"carried": len(lent)} if len(lent) else {}),  # without: the layout older versions read
+                    "log_seq": self._log_seq,
+                }
             ).encode()
             try:
                 fd, tmp = tempfile.mkstemp(prefix=f".{self.path.name}.", suffix=".tmp", dir=self.metadata)
@@ -174,6 +196,7 @@ class VectorStore:
                         if not inb.all():
                             rows[~inb] = self._extra[part[~inb] - nb]
                         fh.write(rows.tobytes())
+                    fh.write(lent.tobytes())
                     fh.flush()
                     os.fsync(fh.fileno())
                 os.replace(tmp, self.path)
@@ -186,8 +209,10 @@ class VectorStore:
                 with contextlib.suppress(OSError):
                     old.unlink()
             missing, max_chunk, key, seq = self._missing, self._max_chunk, self._key, self._log_seq
+            carried = self._carried
             if self._map_file():  # the same vectors, now shared; what this process still lacks stays known
                 self._missing, self._max_chunk, self._key, self._log_seq = missing, max_chunk, key, seq
+                self._carried, self._file_carried = carried, np.zeros(0, np.int64)
                 self.generation = generation
 
     # ---- reconcile with the database ---------------------------------------------------------------
@@ -205,23 +230,29 @@ class VectorStore:
             if key == self._key and self._loaded:
                 return False
             first = not self._loaded
+            probe: set[str] = set()
+            mapped = False
             if first or self._file_changed():  # first look, or another process saved a newer file
                 self.db_id = get_meta(conn, "db_id") or ""
-                first = self._map_file() or first
-            probe: set[str] = set()
+                mapped = self._map_file()
+                first = first or mapped
             chunks_moved = first or generation != self._key[0]
             if chunks_moved:
                 probe |= self._diff_chunks(conn)
-            if first or low > self._log_seq + 1:
-                probe |= set(self._missing)  # the log does not reach back to what we saw: probe them all
+                epoch = get_meta(conn, "carried_epoch")
+                if mapped:  # the file's lent rows may have lost their loan, or have their own vectors by now
+                    probe |= self._check_carried(conn, self._file_carried.tolist())
+                    self._file_carried = np.zeros(0, np.int64)
+                    probe |= self._announced(conn, self._file_log_seq, low, self._carried)
+                elif epoch != self._carried_epoch and not first:  # scrubbed: a loan may hold forgotten text
+                    probe |= self._check_carried(conn, [i for ids in self._carried.values() for i in ids])
+                self._carried_epoch = epoch
+            if first:
+                probe |= set(self._missing)  # (the mapped file's lent rows were checked above)
+            elif low > self._log_seq + 1:  # the log does not reach back to what we saw: probe them all
+                probe |= set(self._missing) | set(self._carried)
             elif seq > self._log_seq:
-                probe |= {
-                    h
-                    for (h,) in conn.execute(
-                        "SELECT hash FROM vector_log WHERE model = ? AND seq > ?", (self.model, self._log_seq)
-                    )
-                    if h in self._missing
-                }
+                probe |= self._announced(conn, self._log_seq, low, self._missing.keys() | self._carried.keys())
             added = 0
             if probe:
                 vecs, ids = self._fetch(conn, sorted(probe))
@@ -245,22 +276,13 @@ class VectorStore:
         now = chunk_ids(conn)
         gone = np.setdiff1d(self._tracked(), now, assume_unique=True)
         if len(gone):
-            pos = np.searchsorted(self._base_ids, gone)
-            inside = pos < len(self._base_ids)
-            pos, in_base = pos[inside], gone[inside]
-            self._live[pos[self._base_ids[pos] == in_base]] = False
-            keep = ~np.isin(self._extra_ids, gone)
-            self._extra_ids, self._extra = self._extra_ids[keep], self._extra[keep]
-            self._count = int(self._live.sum()) + len(self._extra_ids)
+            self._drop(gone)
+            if self._carried:
+                _leave_out(self._carried, set(gone.tolist()))
         waiting = np.fromiter((i for ids in self._missing.values() for i in ids), np.int64)
         dropped = set(np.setdiff1d(waiting, now, assume_unique=True).tolist())
         if dropped:  # chunks removed before they ever got a vector
-            for h in list(self._missing):
-                left = [i for i in self._missing[h] if i not in dropped]
-                if left:
-                    self._missing[h] = left
-                else:
-                    del self._missing[h]
+            _leave_out(self._missing, dropped)
         fresh_ids = np.setdiff1d(now[now > self._max_chunk], self._tracked(), assume_unique=True).tolist()
         fresh: set[str] = set()
         for cid, h in rows_in(conn, "SELECT id, hash FROM chunks WHERE id IN ({marks})", fresh_ids):
@@ -270,19 +292,93 @@ class VectorStore:
             self._max_chunk = max(self._max_chunk, int(now.max()))
         return fresh
 
+    def _drop(self, gone: np.ndarray) -> None:
+        """Let go of the rows of these chunk ids (masked in the mapped file, removed from memory)."""
+        pos = np.searchsorted(self._base_ids, gone)
+        inside = pos < len(self._base_ids)
+        pos, in_base = pos[inside], gone[inside]
+        self._live[pos[self._base_ids[pos] == in_base]] = False
+        keep = ~np.isin(self._extra_ids, gone)
+        self._extra_ids, self._extra = self._extra_ids[keep], self._extra[keep]
+        self._count = int(self._live.sum()) + len(self._extra_ids)
+
+    def _announced(self, conn: sqlite3.Connection, since: int, low: int, waiting: Any) -> set[str]:
+        """The hashes of ``waiting`` whose vectors vector_log announced after ``since`` (all of them when
+        the log no longer reaches back that far)."""
+        if not waiting:
+            return set()
+        if low > since + 1:
+            return set(waiting)
+        sql = "SELECT hash FROM vector_log WHERE model = ? AND seq > ?"
+        return {h for (h,) in conn.execute(sql, (self.model, since)) if h in waiting}
+
+    def _check_carried(self, conn: sqlite3.Connection, ids: list[int]) -> set[str]:
+        """Rows held as lent (a mapped file's, or this process's after a scrub) that the database may no
+        longer lend: a row stays while its chunk's text still has a loan (the small carried_vectors
+        table; own vectors made since are announced in vector_log); the others are dropped and their
+        chunks wait in ``_missing``. Returns the hashes to probe again."""
+        if not ids:
+            return set()
+        if self._lends(conn):
+            sql = (
+                "SELECT c.id, c.hash, EXISTS (SELECT 1 FROM carried_vectors k WHERE k.model = ? AND k.hash = c.hash) "
+                "FROM chunks c WHERE c.id IN ({marks})"
+            )
+            models: tuple[str, ...] = (self.model,)
+        else:
+            sql, models = "SELECT id, hash, 0 FROM chunks WHERE id IN ({marks})", ()
+        _leave_out(self._carried, set(ids))
+        probe: set[str] = set()
+        dropped = set(ids)
+        for cid, h, still in rows_in(conn, sql, ids, before=models):
+            if still:
+                self._carried.setdefault(h, []).append(cid)
+                dropped.discard(cid)
+            else:
+                self._missing.setdefault(h, []).append(cid)
+                probe.add(h)
+        if dropped:
+            self._drop(np.array(sorted(dropped), np.int64))
+        return probe
+
+    def _lends(self, conn: sqlite3.Connection) -> bool:
+        """Does the database have carried_vectors (a read-only index of an older version has not)?"""
+        sql = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'carried_vectors'"
+        return conn.execute(sql).fetchone() is not None
+
     def _fetch(self, conn: sqlite3.Connection, hashes: list[str]) -> tuple[np.ndarray, np.ndarray]:
-        """Vectors of the missing chunks with these hashes (one row per chunk id); pops them from ``_missing``."""
+        """Vectors of the missing chunks with these hashes (one row per chunk id); pops them from
+        ``_missing``. A chunk's own vector replaces a lent one; a chunk with none takes the one its
+        note's previous text lends it (carried_vectors) and is listed in ``_carried``."""
         out_v: list[bytes] = []
         out_i: list[int] = []
+        replaced: list[int] = []
         for h, blob in rows_in(
             conn,
             "SELECT hash, vector FROM embeddings WHERE model = ? AND hash IN ({marks})",
             hashes,
             before=(self.model,),
         ):
-            for cid in self._missing.pop(h, ()):
+            lent = self._carried.pop(h, [])
+            replaced += lent
+            for cid in self._missing.pop(h, []) + lent:
                 out_i.append(cid)
                 out_v.append(blob)
+        if replaced:
+            self._drop(np.array(sorted(replaced), np.int64))
+        wanting = [h for h in hashes if h in self._missing]
+        if wanting and self._lends(conn):
+            for h, blob in rows_in(
+                conn,
+                "SELECT k.hash, e.vector FROM carried_vectors k JOIN embeddings e ON e.model = k.model "
+                "AND e.hash = k.source WHERE k.model = ? AND k.hash IN ({marks})",
+                wanting,
+                before=(self.model,),
+            ):
+                cids = self._missing.pop(h, [])
+                self._carried.setdefault(h, []).extend(cids)
+                out_i += cids
+                out_v += [blob] * len(cids)
         if not out_i:
             return np.zeros((0, self.dim or 1), np.float32), np.zeros(0, np.int64)
         vecs = np.frombuffer(b"".join(out_v), dtype=np.float32).reshape(len(out_i), -1)
@@ -290,11 +386,18 @@ class VectorStore:
             raise ValueError("embedding dimension changed within one model id")
         return np.ascontiguousarray(vecs), np.array(out_i, dtype=np.int64)
 
-    def coverage(self, conn: sqlite3.Connection) -> tuple[int, int]:
-        """(distinct chunk texts with a vector, distinct chunk texts) as of the last refresh."""
+    def coverage(self, conn: sqlite3.Connection) -> tuple[int, int, int]:
+        """(distinct chunk texts with a vector of their own, those holding a lent one, distinct chunk
+        texts) as of the last refresh."""
         texts = conn.execute("SELECT COUNT(DISTINCT hash) FROM chunks").fetchone()[0]  # index only
         with self._lock:
-            return texts - len(self._missing), texts
+            return texts - len(self._missing) - len(self._carried), len(self._carried), texts
+
+    def waiting(self, n: int) -> list[str]:
+        """Up to ``n`` hashes of chunk texts with no vector here at all, neither their own nor a loan
+        (as of the last refresh): the embedding worker's first work, found without a scan."""
+        with self._lock:
+            return list(itertools.islice(self._missing, n))
 
     # ---- search ----------------------------------------------------------------------------------
     def __contains__(self, cid: object) -> bool:
@@ -386,6 +489,16 @@ class VectorStore:
         if not ids_parts:
             return empty
         return np.concatenate(ids_parts), np.concatenate(score_parts)
+
+
+def _leave_out(waiting: dict[str, list[int]], ids: set[int]) -> None:
+    """Remove these chunk ids from a {hash: chunk ids} table (and hashes left with none)."""
+    for h in list(waiting):
+        left = [i for i in waiting[h] if i not in ids]
+        if left:
+            waiting[h] = left
+        else:
+            del waiting[h]
 
 
 def in_sorted(ids: np.ndarray, sorted_ids: np.ndarray) -> np.ndarray:

@@ -174,6 +174,7 @@ class CatalogWriter:
                     track,
                     polite=polite,
                     metadata=self.db.metadata,
+                    model=self._vectors.model_id,  # a re-indexed note's old vectors stand in for its new ones
                 )
 
         if polite and background:

@@ -109,3 +109,11 @@ def note_context(name: object, description: object) -> str:
     if len(line) > CONTEXT_CHARS:
         line = line[: CONTEXT_CHARS - 1].rsplit(" ", 1)[0] + "…"
     return line
+
+
+def without_context(text: str, context: str) -> str:
+    """A chunk's text without the context line it starts with (unchanged when it does not: a chunk
+    of the previous chunker, or of a note without name and description)."""
+    if context and text.startswith(context + "\n"):
+        return text[len(context) + 1 :]
+    return text
