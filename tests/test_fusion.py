@@ -46,6 +46,27 @@ def test_coverage_aware_reads_vector_ranks_among_the_embedded_and_stands_in_for_
     assert fuse(rec, FUSIONS["rrf-0.7"])[5][1] == pytest.approx(0.7 / (K + 1))
 
 
+def test_while_vectors_are_partial_an_embedded_keyword_hit_is_not_ranked_below_the_unembedded():
+    # half the chunks embedded; BM25 ranks 1, 2, 3. Chunk 1 has a vector but the vector half ranks it
+    # 4th (read as 8th): it keeps its keyword rank as its vector rank, as the unembedded chunk 2 does,
+    # so it stays above it (it fell below before); chunk 3's real vector rank (1st, read as 2nd) beats
+    # its guess (3rd) and counts
+    rec = Recall(
+        keyword=[(1, 9.0), (2, 8.0), (3, 7.0)],
+        vector=[(3, 0.9), (8, 0.8), (9, 0.7), (1, 0.6)],
+        keyword_searched=True,
+        coverage=0.5,
+        embedded=lambda cid: cid != 2,
+    )
+    fused = fuse(rec, FUSIONS["rrf"])
+    assert fused[1] == pytest.approx((0.5 / (K + 1) * 2, 0.5 / (K + 1), 0.5 / (K + 1)))
+    assert fused[3][1] == pytest.approx(0.5 / (K + 2))
+    assert ranked(fused)[:2] == [1, 2]
+    # with every chunk embedded no rank is a guess: the vector half's 4th is read as such
+    full = fuse(Recall(keyword=rec.keyword, vector=rec.vector, keyword_searched=True, coverage=1.0), FUSIONS["rrf"])
+    assert full[1][1] == pytest.approx(0.5 / (K + 4))
+
+
 def test_normalized_rule_scales_raw_scores():
     rec = Recall(keyword=[(1, 10.0), (2, 4.0)], vector=[(2, 0.9), (3, 0.5)], keyword_searched=True, coverage=1.0)
     fused = fuse(rec, FUSIONS["normalized"])

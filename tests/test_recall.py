@@ -176,7 +176,8 @@ def test_coverage_aware_rrf_never_penalises_an_unembedded_chunk():
     fused = rrf([1, 2], [3, 1], coverage=0.1, embedded=embedded)
     assert fused[3][1] == pytest.approx(0.5 / 61)  # unembedded: its keyword rank stands in for a vector rank
     assert fused[3][0] > fused[2][0]  # vector rank 2 among 10 % of the chunks ~ rank 20 among all
-    assert fused[1][1] == pytest.approx(0.5 / (60 + 10))
+    assert fused[2][1] == pytest.approx(0.5 / (60 + 20))  # vector rank 2 among 10 %: rank 20 among all
+    assert fused[1][1] == pytest.approx(0.5 / 62)  # rank 1 -> 10, but a keyword hit's guess (2) is at least that
     # full coverage: plain RRF with equal weights; the seed's weighted RRF is kept as a named rule
     assert rrf([1], [2], coverage=1.0, embedded=embedded)[2][0] == pytest.approx(0.5 / 61)
     assert FUSIONS["rrf-0.7"].vector_weight == 0.7 and not FUSIONS["rrf-0.7"].coverage_aware
@@ -330,10 +331,13 @@ def test_the_note_term_reads_its_vector_ranks_with_the_share_of_notes_embedded(w
         assert (
             index.read(lambda c: index.keywords.bm25.note_share(c, np.zeros(0, np.int64))) == 0.0
         )  # that was from memory
-        # the default rule reads the best vector note's rank 1 with it: 0.5/(60 + 1/(4/6)), not 0.5/(60 + 1/(5/30))
+        # the default rule reads the best vector note's rank 1 with it: 0.5/(60 + 1/(4/6)), not 0.5/(60 + 1/(5/30));
+        # the chunk term's vector part is its rank 1 read as 6, or its keyword rank where that is better
         top = rec.vector[0][0]
+        kw_rank = [c for c, _ in rec.keyword].index(top) + 1
         fused = search.fuse(rec, search.FUSIONS["notes"])
-        assert fused[top][1] == pytest.approx(0.5 / (60 + 30 / 5) + 0.5 / (60 + 6 / 4))
+        chunk_part = max(0.5 / (60 + 30 / 5), 0.5 / (60 + kw_rank))
+        assert fused[top][1] == pytest.approx(chunk_part + 0.5 / (60 + 6 / 4))
         monkeypatch.setattr(index.keywords.bm25, "note_share", lambda conn, ids: None)  # the keyword index not in
         assert index.recall(q, 25, notes=True).note_coverage == pytest.approx(4 / 6)
         monkeypatch.undo()

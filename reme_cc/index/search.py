@@ -37,7 +37,11 @@ class Fusion:
 
     coverage_aware: while only a share p of the chunks has a vector, a vector rank r among them is
       read as rank r/p among all chunks, and a chunk without a vector takes its keyword rank for the
-      vector half too (it is never penalised for not being embedded yet; p = 0 is keyword-only).
+      vector half too (it is never penalised for not being embedded yet; p = 0 is keyword-only). Nor
+      for being embedded: a keyword hit's vector part is at least that guess. BM25's best chunks were
+      chosen by the other half, so their real vector ranks are worse on average than the guess the
+      unembedded ones get, and a partly embedded workspace ranked below both its 0 % and its 100 %
+      (bench/README, "Partial coverage: a vector rank only lifts"). At 100 % no rank is a guess.
     note: weight of the note-level term: the same fusion over notes is added to every chunk of the
       note, so the note the question is about wins. Its vector ranking ranks notes by their best
       chunk; its keyword ranking is a whole-note BM25 (each note one document: its chunks' term
@@ -118,8 +122,8 @@ def rrf(
     for rank, cid in enumerate(kw, 1):
         part = out.setdefault(cid, [0.0, 0.0])
         part[1] += wk / (k + rank)
-        if aware and not embedded(cid):
-            part[0] += wv / (k + rank)  # its best guess of a vector rank
+        if aware:  # its keyword rank is the guess of its vector rank; a real one counts where it is better
+            part[0] = max(part[0], wv / (k + rank))
     return {cid: (v + w, v, w) for cid, (v, w) in out.items()}
 
 
