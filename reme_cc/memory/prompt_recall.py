@@ -44,7 +44,7 @@ from collections.abc import Callable, Iterable
 from ..base.workspace import Workspace, team_metadata
 from ..index import readonly, terms
 from ..notes.history import status_of
-from ..notes.text import note_context
+from ..notes.text import note_context, without_context
 from . import trust, untrusted
 from .project import GENERAL, OTHER, Preference, detect
 from .team import TEAM_DIR, locate
@@ -298,7 +298,7 @@ def evidence(
             # the path is in no chunk (nor, in an index not yet re-chunked, the name and description)
             title = f"{name} {description} {path}".lower()
             held[path] = {t for t in words if _in_title(t, title)}
-        text = _without_context(text, name, description)  # the entry shows name and description already
+        text = without_context(text, note_context(name, description))  # the entry shows them already
         if path not in first:  # what a note found by its name alone shows: its opening lines
             first[path] = _matching_lines(text, start, set())
         held_words = set(tokens.split())
@@ -321,14 +321,6 @@ def _in_title(term: str, title: str) -> bool:
     if terms.CJK.match(term):
         return term in title
     return re.search(r"(?<![^\W_])" + re.escape(term), title) is not None
-
-
-def _without_context(text: str, name: str, description: str) -> str:
-    """A chunk's text without the context line the chunker starts a note's chunks with."""
-    context = note_context(name, description)
-    if context and text.startswith(context + "\n"):
-        return text[len(context) + 1 :]
-    return text
 
 
 def _matching_lines(text: str, start: int, found: set[str]) -> list[tuple[int, str]]:
