@@ -92,6 +92,9 @@ def test_chunks_are_listed_by_script_when_written_removed_with_them_and_backfill
         assert "digest/zh00.md" not in _cjk_paths(index) and len(_cjk_paths(index)) == len(ZH) - 1
         listed = index.db.run(cjk_ids)
         assert list(listed) == sorted(listed) and len(listed) == len(ZH) - 1
+        index.reindex()  # new chunk ids: the list holds theirs only
+        count = index.db.run(lambda conn: conn.execute("SELECT COUNT(*) FROM cjk_chunks").fetchone()[0])
+        assert count == len(_cjk_paths(index)) == len(ZH) - 1
     finally:
         index.close()
     # an index made before the list: filled once when opened for writing

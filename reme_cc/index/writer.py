@@ -325,7 +325,7 @@ class CatalogWriter:
 
         def wipe(conn: sqlite3.Connection) -> None:
             with self.db.writer, catalog.transaction(conn):
-                for table in ("files", "chunks", "chunks_fts", "links", "nodes_fts", "labels"):
+                for table in ("files", "chunks", "chunks_fts", "cjk_chunks", "links", "nodes_fts", "labels"):
                     conn.execute(f"DELETE FROM {table}")
                 catalog.bump_generation(conn)
                 for f in self.db.metadata.glob("vectors-*"):
