@@ -22,12 +22,11 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from ..base.config import Config
 from ..notes.documents import DOCUMENT_EXTS, MAX_DOCUMENT_BYTES, prune_cache, text_view
 from ..notes.formats import NOTE_EXTS, TEXT_INDEXED_EXTS
-from ..notes.text import has_unsafe, note_context, without_context
+from ..notes.text import CHUNKER_VERSION, has_unsafe, note_context, without_context
 from ..base.workspace import Workspace, own_stat
 from . import catalog, keyword, labels
 from .catalog import bump_generation, get_meta, index_log, set_meta, transaction
 from .labels import labels_of
-from ..notes.text import CHUNKER_VERSION
 from .terms import SCRIPT_CHARS, TOKENIZER_VERSION, dominant_script
 
 WALK_LAYERS = ("daily", "digest", "resource", "session")
