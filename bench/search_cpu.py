@@ -1,5 +1,6 @@
 """Search time in-process, wall and CPU, on a workspace bench/run.py or latency.py left: keyword-only
-and hybrid search (limit 5, with expansion) over latency.py's queries. CPU time is the comparison that
+and hybrid search (limit 5, with expansion) over latency.py's queries, the index watching the files as
+the MCP server's does (``--walk``: as a process that does not watch, a stat walk at most once a second). CPU time is the comparison that
 survives a loaded machine; run it for two checkouts in turn (``PYTHONPATH=<checkout>``) on two copies of
 the workspace for a before/after.
 
@@ -47,6 +48,7 @@ def main() -> None:
     ap.add_argument("workspace")
     ap.add_argument("--queries", type=int, default=200)
     ap.add_argument("--suffix", default="", help='appended to every query, e.g. " last week" (a period to read)')
+    ap.add_argument("--walk", action="store_true", help="do not watch the files (a CLI search's freshness)")
     ap.add_argument("--no-dates", action="store_true", help="search_dates off: periods in queries not read")
     a = ap.parse_args()
     t = time.perf_counter()
@@ -57,6 +59,8 @@ def main() -> None:
     )
     opened = time.perf_counter() - t  # includes re-tokenising an index of an older tokenizer
     idx.keywords.bm25.wait_ready(600)
+    if not a.walk:
+        idx.watch(wait=30)
     qs = [q + a.suffix for q in queries_for(a.queries)]
     out = {
         "open_s": round(opened, 2),

@@ -177,6 +177,57 @@ def test_vector_search_from_the_shared_file_matches_brute_force(tmp_path):
     conn.close()
 
 
+def test_the_same_text_in_several_notes_ties_wherever_its_rows_sit(tmp_path, monkeypatch):
+    """Identical texts (one paragraph pasted into several notes) score exactly alike, whether their rows
+    are among the file's first, its last (a BLAS kernel's leftover rows) or only in memory, so they
+    rank newest first; and a search keeps the file's pages mapped only until PAGES_HELD_S passes."""
+    from reme_cc.index import catalog, vectors
+    from reme_cc.index.vectors import VectorStore
+
+    monkeypatch.setattr(vectors, "PAGES_HELD_S", 0.3)
+    rng = np.random.default_rng(5)
+    n = 1003  # not a multiple of any kernel's block: the last rows take the leftover path
+    x = rng.standard_normal((n, 384)).astype("float32")
+    x /= np.linalg.norm(x, axis=1, keepdims=True)
+    same = [0, 1, 500, n - 3, n - 2, n - 1]  # chunk ids 1, 2, 501, 1001-1003
+    x[same] = x[same[0]]
+    conn, _ = catalog.connect(tmp_path)
+    conn.executemany(
+        "INSERT INTO chunks(path, start_line, end_line, text, hash) VALUES ('a.md', 1, 1, 't', ?)",
+        [(f"h{i}",) for i in range(n + 2)],
+    )
+    conn.executemany("INSERT INTO embeddings VALUES ('m', ?, ?)", [(f"h{i}", x[i].tobytes()) for i in range(n)])
+    catalog.bump_generation(conn)
+    store = VectorStore(tmp_path, "m", None)
+    store.refresh(conn, catalog.generation(conn))
+    store.save(catalog.generation(conn))
+    for i in (n, n + 1):  # two more copies, held in memory only
+        conn.execute("INSERT INTO embeddings VALUES ('m', ?, ?)", (f"h{i}", x[0].tobytes()))
+        conn.execute("INSERT INTO vector_log(model, hash) VALUES ('m', ?)", (f"h{i}",))
+    store.refresh(conn, catalog.generation(conn))
+    copies = sorted([i + 1 for i in same] + [n + 1, n + 2], reverse=True)
+    for q in (x[0], rng.standard_normal(384).astype("float32")):
+        ids, scores = store._scores(q, None)
+        assert len(set(scores[np.isin(ids, copies)].tolist())) == 1
+    got = store.search(x[0], len(copies))
+    assert [i for i, _ in got] == copies and len({s for _, s in got}) == 1
+    assert _mapped_kb(store.path) > 1000  # the 1.5 MB of rows, held for the next search
+    time.sleep(1.0)
+    assert _mapped_kb(store.path) < 100  # then handed back
+    conn.close()
+
+
+def _mapped_kb(path) -> int:
+    """This process's resident pages of ``path``'s mapping (kB, /proc/self/smaps)."""
+    kb, inside = 0, False
+    for line in open("/proc/self/smaps", encoding="utf-8"):
+        if line[:1] in "0123456789abcdef" and "-" in line.split(" ", 1)[0]:
+            inside = line.rstrip().endswith(str(path))
+        elif inside and line.startswith("Rss:"):
+            kb += int(line.split()[1])
+    return kb
+
+
 def test_coverage_set_in_steps_reaches_this_and_other_processes(ws):
     """set_embeddings (how benchmarks set a coverage) announces its vectors: a reader that already
     looked sees them, and a lower coverage afterwards drops the others (retrieval.py: 0/10/50/100 %)."""

@@ -4,15 +4,16 @@ The truth is the embedding cache in SQLite (model, chunk hash) -> vector. The fi
 ``metadata/vectors-<model>.vec`` is only a warm start shared by every process of the workspace: a
 header (model, database id, count, dimension), the chunk ids (int64, ascending) and their float32
 rows. Processes map it read-only, so its pages live once in the page cache however many windows
-are open (a private faiss copy was ~75 MB per process at 49k chunks), and a search lets go of them
-again (``madvise(DONTNEED)``; mapping them back from the page cache costs the next search ~15 ms
-at 49k x 384, measured: the price of an idle window not holding 75 MB). On load
-the file is reconciled with the database by a set difference of chunk ids (chunk ids are never
-reused, so an id always means the same text): rows of removed chunks are masked, vectors the file
-lacks are kept in memory (``_extra``) until a writer saves a new file. A missing, truncated or
-foreign file is simply rebuilt from the cache. New vectors are announced in ``vector_log`` (model,
-hash, seq), so a process only looks up the chunks it still lacks. Writes go to a temp file +
-os.replace, so readers never see half a file; a reader maps the newer file at its next refresh.
+are open (a private faiss copy was ~75 MB per process at 49k chunks). A search keeps them mapped for
+the next one, and PAGES_HELD_S after the last search the process lets go of them
+(``madvise(DONTNEED)``; faulting them back in from the page cache costs a search ~5 ms at 49k x 384:
+the price of an idle window not holding 75 MB). On load the file is reconciled with the database by
+a set difference of chunk ids (chunk ids are never reused, so an id always means the same text):
+rows of removed chunks are masked, vectors the file lacks are kept in memory (``_extra``) until a
+writer saves a new file. A missing, truncated or foreign file is simply rebuilt from the cache. New
+vectors are announced in ``vector_log`` (model, hash, seq), so a process only looks up the chunks it
+still lacks. Writes go to a temp file + os.replace, so readers never see half a file; a reader maps
+the newer file at its next refresh.
 
 A chunk without a vector of its own may hold the vector its note's previous text lent it
 (``carried_vectors``, sync.carry_vectors) until the embedding worker makes its own: such rows are
@@ -23,6 +24,7 @@ the file knows them; the real vector's announcement in vector_log replaces the r
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import json
 import mmap
@@ -31,10 +33,12 @@ import re
 import sqlite3
 import tempfile
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+from threadpoolctl import threadpool_limits
 
 from ..base.workspace import fsync_dir
 from .bm25 import chunk_ids
@@ -43,6 +47,7 @@ from .catalog import get_meta, index_log, rows_in
 MAGIC = b"REMEVEC1"
 HEADER = 4096  # bytes: MAGIC + JSON, zero-padded; then ids int64[count], then float32[count, dim]
 GATHER_SHARE = 4  # rows are copied out for scoring only when fewer than 1/4 of them are wanted
+PAGES_HELD_S = 60.0  # a search keeps the pages mapped this long for the next (prompts, an agent's calls)
 SAVE_EXTRA = 1000  # vectors held only in memory before a writer saves a new shared file
 SCRIPT_ROWS = 20  # rows of each script below which search_scripts has no scale to read a z-score on
 # a foreign row's z-score is read this much lower: the question's own language first on a near tie
@@ -53,9 +58,11 @@ FOREIGN_MARGIN = 0.5
 
 def log_range(conn: sqlite3.Connection, model: str) -> tuple[int, int]:
     """(last, first) sequence number of ``vector_log`` ((0, 0) when empty or absent: a read-only index
-    of an older version has no log; its vectors are found by the full probe at load)."""
+    of an older version has no log; its vectors are found by the full probe at load). Two subqueries:
+    SQLite answers a lone MIN or MAX from the key's b-tree, but both in one SELECT scan the table
+    (6 ms at 49k rows, before every search)."""
     try:
-        row = conn.execute("SELECT MAX(seq), MIN(seq) FROM vector_log").fetchone()
+        row = conn.execute("SELECT (SELECT MAX(seq) FROM vector_log), (SELECT MIN(seq) FROM vector_log)").fetchone()
     except sqlite3.OperationalError:
         return 0, 0
     return int(row[0] or 0), int(row[1] or 0)
@@ -90,6 +97,8 @@ class VectorStore:
         self._file_log_seq = 0  # the vector_log seq its writer had seen: own vectors announced later replace loans
         self._carried_epoch: str | None = None  # meta 'carried_epoch' last seen (database.scrub moves it)
         self._lock = threading.Lock()
+        self._last_search = 0.0  # time.monotonic() of the last search: its pages stay mapped PAGES_HELD_S
+        self._pages_timer: threading.Timer | None = None
         self._loaded = False
         self.db_id = ""  # the database the vectors' chunk ids belong to (ids restart in a re-created one)
 
@@ -424,11 +433,31 @@ class VectorStore:
             with contextlib.suppress(OSError, ValueError):
                 self._map.madvise(mmap.MADV_DONTNEED)
 
+    def _hold_pages(self) -> None:
+        """After a search (the caller holds the lock): keep the pages mapped for the next search
+        (faulting 75 MB back in cost each search ~5 ms at 49k x 384), and hand them back once none came
+        for PAGES_HELD_S, so an idle process holds none of them."""
+        self._last_search = time.monotonic()
+        if self._pages_timer is None:
+            self._pages_timer = threading.Timer(PAGES_HELD_S, self._release_when_idle)
+            self._pages_timer.daemon = True
+            self._pages_timer.start()
+
+    def _release_when_idle(self) -> None:
+        with self._lock:
+            left = self._last_search + PAGES_HELD_S - time.monotonic()
+            if left > 0:  # searched since: wait out the rest
+                self._pages_timer = threading.Timer(left, self._release_when_idle)
+                self._pages_timer.daemon = True
+                self._pages_timer.start()
+                return
+            self._pages_timer = None
+            self.release_pages()
+
     def search(self, q: np.ndarray, k: int, allowed: list[int] | None = None) -> list[tuple[int, float]]:
         """Exact top-k by inner product (rows are L2-normalized: cosine), best first; equal scores
-        (the same text in several notes) newer chunk first, the order faiss gave them. One
-        single-threaded pass (einsum: ~3 ms at 49k x 384; BLAS threads only add barrier waits on a
-        shared machine)."""
+        (the same text in several notes) newer chunk first, the order faiss gave them. One pass
+        (inner_products)."""
         with self._lock:
             ids, scores = self._scores(q, allowed)
         return _top(ids, scores, scores, k)
@@ -477,15 +506,15 @@ class VectorStore:
             mask = live if allowed is None else (np.isin(ids, allowed) & (live if live is not None else True))
             if mask is None or mask.all():
                 ids_parts.append(ids)
-                score_parts.append(np.einsum("ij,j->i", rows, q))
+                score_parts.append(inner_products(rows, q))
                 continue
             sel = np.flatnonzero(mask)
             if len(sel) * GATHER_SHARE < len(ids):  # a narrow filter (a folder): score only its rows
-                score_parts.append(np.einsum("ij,j->i", rows[sel], q))
+                score_parts.append(inner_products(rows[sel], q))
             else:  # a few dead rows: gathering the rest would copy the whole matrix (15 ms at 49k)
-                score_parts.append(np.einsum("ij,j->i", rows, q)[sel])
+                score_parts.append(inner_products(rows, q)[sel])
             ids_parts.append(ids[sel])
-        self.release_pages()
+        self._hold_pages()
         if not ids_parts:
             return empty
         return np.concatenate(ids_parts), np.concatenate(score_parts)
@@ -499,6 +528,35 @@ def _leave_out(waiting: dict[str, list[int]], ids: set[int]) -> None:
             waiting[h] = left
         else:
             del waiting[h]
+
+
+KERNEL_ROWS = 64  # a multiple of the rows any BLAS kernel takes at once
+
+
+@functools.cache
+def _one_blas_thread() -> None:
+    """BLAS on one thread in this process: a matrix-vector product is memory-bound, and on a shared
+    2-core machine a second thread only waits for a descheduled peer (49k x 384 under load: 1 thread
+    p50 6.4 ms, 2 threads 8.0 ms)."""
+    threadpool_limits(1, user_api="blas")
+
+
+def inner_products(rows: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """``rows @ q`` by BLAS (3.3 ms at 49k x 384 where einsum took 8.4; bench/README "Search at 10k
+    files"), every row through the same kernel: BLAS kernels take rows in blocks and the last
+    ``len % block`` by another path that rounds differently, so identical texts (equal rows) would no
+    longer tie. Those last rows are scored as a zero-padded block of their own."""
+    _one_blas_thread()
+    n = len(rows)
+    whole = n - n % KERNEL_ROWS
+    out = np.empty(n, np.float32)
+    if whole:
+        np.matmul(rows[:whole], q, out=out[:whole])
+    if whole < n:
+        pad = np.zeros((KERNEL_ROWS, rows.shape[1]), np.float32)
+        pad[: n - whole] = rows[whole:]
+        out[whole:] = (pad @ q)[: n - whole]
+    return out
 
 
 def in_sorted(ids: np.ndarray, sorted_ids: np.ndarray) -> np.ndarray:
