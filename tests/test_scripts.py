@@ -144,18 +144,22 @@ def test_search_scripts_reads_each_scripts_cosines_on_its_own_scale(ws):
         store = index.vectors.store
         marked = index.db.run(cjk_ids)
         path_of = index.db.run(lambda conn: dict(conn.execute("SELECT id, path FROM chunks")))
-        plain, per_script, foreign_z = store.search_scripts(q, 5, None, marked, False)
+        plain, per_script, foreign_z, scale = store.search_scripts(q, 5, None, marked, False)
         assert plain == store.search(q, 5)
+        english = [c for c, p in path_of.items() if not p.startswith("digest/zh")]
+        assert scale.rows == len(english) and scale.mean == pytest.approx(0.70, abs=0.01)  # the query's script
         assert not any(path_of[c].startswith("digest/zh") for c, _ in plain)
         assert path_of[per_script[0][0]] == "digest/zh20.md"
         assert per_script[0][1] == pytest.approx(0.60, abs=1e-4)  # the cosine is kept, only the order changes
         assert foreign_z[0][0] == per_script[0][0] and foreign_z[0][1] > 3  # how far it stands out among its own
         # a question about an English note (axis 1): it stands out among the English rows, no Chinese
         # row stands out among the Chinese ones, and it stays first
-        _, per_script, _ = store.search_scripts(np.eye(dim, dtype=np.float32)[1], 5, None, marked, False)
+        _, per_script, _, _ = store.search_scripts(np.eye(dim, dtype=np.float32)[1], 5, None, marked, False)
         assert path_of[per_script[0][0]] == "digest/en18.md"
-        # too few rows of one script: no scale to read, no per-script ranking
-        assert store.search_scripts(q, 5, None, marked[:3], True)[1:] == (None, [])
+        # too few rows of one script: no scale to read, no per-script ranking; the query's 3 rows are too
+        # few to scale its cosines by, so every row does
+        _, per_script, foreign_z, scale = store.search_scripts(q, 5, None, marked[:3], True)
+        assert (per_script, foreign_z, scale.rows) == (None, [], len(path_of))
     finally:
         index.close()
 

@@ -17,6 +17,9 @@ session's ``cwd`` (a project root: its folder name is the project reme derives, 
 the acceptable note paths (a digest node and the card it was distilled from are both acceptable; empty
 for unrelated and trivial) and a ``split`` (dev to choose thresholds on, test to report).
 
+``build(root, first_days=True)`` writes a new user's first days instead: the projects' 64 notes alone,
+no unrelated ones (the same cases are asked of it).
+
 Importing this module needs only the standard library; ``build`` uses reme's own writers' helpers
 (frontmatter rendering, day index page) so the files are exactly what reme writes.
 """
@@ -2173,23 +2176,23 @@ def unrelated_notes() -> list[Note]:
 
 
 # ---- the workspace -----------------------------------------------------------------------------------
-def notes() -> list[Note]:
-    return targets() + unrelated_notes()
+def notes(first_days: bool = False) -> list[Note]:
+    return targets() if first_days else targets() + unrelated_notes()
 
 
-def files() -> dict[str, str]:
+def files(first_days: bool = False) -> dict[str, str]:
     """{workspace path: text} of every note and day index page, rendered by reme's own helpers."""
-    return dict(_rendered())
+    return dict(_rendered(first_days))
 
 
 @functools.cache
-def _rendered() -> tuple[tuple[str, str], ...]:  # cached: rendering 600 frontmatter blocks takes seconds
+def _rendered(first_days: bool) -> tuple[tuple[str, str], ...]:  # cached: 600 frontmatter blocks take seconds
     from reme_cc.memory import daily
     from reme_cc.notes.frontmatter import render_note
 
     out: dict[str, str] = {}
     days: dict[str, list] = {}
-    for note in notes():
+    for note in notes(first_days):
         if note.path in out:
             raise ValueError(f"two notes at {note.path}")
         out[note.path] = render_note(note.meta, note.body)
@@ -2203,10 +2206,11 @@ def _rendered() -> tuple[tuple[str, str], ...]:  # cached: rendering 600 frontma
     return tuple(sorted(out.items()))
 
 
-def build(root: Path) -> Path:
+def build(root: Path, first_days: bool = False) -> Path:
     """Write the workspace into ``root/workspace`` and return that folder. Idempotent: unchanged files are
     not rewritten (their mtimes stay, so an index over them stays fresh) and notes the set no longer has
-    are removed. Refuses a non-empty folder this module did not build."""
+    are removed. Refuses a non-empty folder this module did not build. ``first_days``: the projects'
+    notes alone."""
     from reme_cc.base.workspace import Workspace
 
     folder = Path(root) / WORKSPACE
@@ -2214,7 +2218,7 @@ def build(root: Path) -> Path:
         raise FileExistsError(f"{folder} is not empty and was not built by {__name__}; choose another root")
     ws = Workspace(folder)
     (ws.root / MARKER).write_text("built by bench/sets/prompt_recall.py; safe to delete\n", encoding="utf-8")
-    wanted = files()
+    wanted = files(first_days)
     for rel, text in wanted.items():
         path = ws.root / rel
         if not path.is_file() or path.read_text(encoding="utf-8") != text:

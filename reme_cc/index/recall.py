@@ -89,12 +89,11 @@ def recall(
         # keyword hit count as embedded when the vector search could not find it (it would lose
         # its stand-in vector rank), nor change the coverage the ranks are read with
         with db.lock:
-            if "v" in qvec and marked is not None:
-                out.vector, out.vector_scripts, out.foreign_z = store.search_scripts(
-                    qvec["v"], k, allowed, marked, query_cjk
+            if "v" in qvec:  # no list of the scripts' chunks (not asked, or an older index): one scale
+                none = np.zeros(0, np.int64)
+                out.vector, out.vector_scripts, out.foreign_z, out.scale = store.search_scripts(
+                    qvec["v"], k, allowed, none if marked is None else marked, query_cjk
                 )
-            elif "v" in qvec:
-                out.vector = store.search(qvec["v"], k, allowed)
             count = store.count
             ids = store.ids() if notes and count < total else None
             have = frozenset([c for c, _ in out.keyword if c in store] + [c for c, _ in _vector_hits(out)])

@@ -71,6 +71,7 @@ class SearchResponse:
     # the chunks in the other script than the query's that stand out most among that script's own chunks:
     # (chunk id, z-score), best first (empty: one script, or too few rows of one; Recall.foreign_z)
     foreign_z: list[tuple[int, float]] = field(default_factory=list)
+    scale: Any = None  # how the query's cosines spread over the chunks of its script (Recall.scale)
 
 
 @dataclass(frozen=True)
@@ -94,6 +95,7 @@ class Recall:
     vector_scripts: list[tuple[int, float]] | None = None
     # the top-k chunks of the other script by their z-score among that script's chunks (asked with scripts)
     foreign_z: list[tuple[int, float]] = field(default_factory=list)
+    scale: Any = None  # vectors.Scale of the query's cosines over the chunks of its script (None: no vector pass)
     keyword_searched: bool = False  # the keyword half ran (it may have found nothing)
     notes: list[tuple[str, float]] | None = None  # whole-note BM25 (note path, score), when asked for
     coverage: float | None = None  # share of chunks with a vector; None = no vector half

@@ -335,7 +335,7 @@ def run_search(
     if rec.coverage is not None and rec.coverage < 1.0 and "keyword" in modes:
         warnings.append(f"vectors for {math.floor(rec.coverage * 100)} % of chunks; keyword results complete")
     counts = {"vector": len(rec.vector), "keyword": len(rec.keyword), "returned": len(results), "hybrid": both}
-    return SearchResponse(results, counts, warnings, rec.vector, rec.foreign_z)
+    return SearchResponse(results, counts, warnings, rec.vector, rec.foreign_z, rec.scale)
 
 
 Scores = dict[int, tuple[float, float, float]]

