@@ -16,7 +16,7 @@ from .keyword_half import Hits, KeywordHalf
 from .records import Only, Recall
 from .catalog import get_meta, rows_in
 from .vector_half import VectorHalf
-from .vectors import in_sorted
+from .vectors import NO_IDS, in_sorted
 
 
 def recall(
@@ -90,9 +90,8 @@ def recall(
         # its stand-in vector rank), nor change the coverage the ranks are read with
         with db.lock:
             if "v" in qvec:  # no list of the scripts' chunks (not asked, or an older index): one scale
-                none = np.zeros(0, np.int64)
                 out.vector, out.vector_scripts, out.foreign_z, out.scale = store.search_scripts(
-                    qvec["v"], k, allowed, none if marked is None else marked, query_cjk
+                    qvec["v"], k, allowed, NO_IDS if marked is None else marked, query_cjk
                 )
             count = store.count
             ids = store.ids() if notes and count < total else None

@@ -47,6 +47,7 @@ from .catalog import get_meta, index_log, rows_in
 
 MAGIC = b"REMEVEC1"
 HEADER = 4096  # bytes: MAGIC + JSON, zero-padded; then ids int64[count], then float32[count, dim]
+NO_IDS = np.zeros(0, np.int64)
 GATHER_SHARE = 4  # rows are copied out for scoring only when fewer than 1/4 of them are wanted
 PAGES_HELD_S = 60.0  # a search keeps the pages mapped this long for the next (prompts, an agent's calls)
 SAVE_EXTRA = 1000  # vectors held only in memory before a writer saves a new shared file
@@ -459,16 +460,15 @@ class VectorStore:
         """Exact top-k by inner product (rows are L2-normalized: cosine), best first; equal scores
         (the same text in several notes) newer chunk first, the order faiss gave them. One pass
         (inner_products)."""
-        with self._lock:
-            ids, scores = self._scores(q, allowed)
-        return _top(ids, scores, scores, k)
+        return self.search_scripts(q, k, allowed, NO_IDS, False)[0]
 
     def search_scripts(
         self, q: np.ndarray, k: int, allowed: list[int] | None, marked: np.ndarray, query_marked: bool
     ) -> tuple[list[tuple[int, float]], list[tuple[int, float]] | None, list[tuple[int, float]], Scale | None]:
         """(the top-k, the top-k with each script on its own scale, the foreign top-k with their
-        z-scores among the foreign rows, the query's own-script rows' Scale) from one pass. ``marked``: the
-        sorted ids of one script's chunks (cjk_chunks); ``query_marked``: the query is in that script.
+        z-scores among the foreign rows, the Scale of the query's own-script rows) from one pass.
+        ``marked``: the sorted ids of one script's chunks (cjk_chunks); ``query_marked``: the query is in
+        that script.
         The multilingual model scores the query's own language far above another for the same
         meaning, so the second ranking reads every row's cosine as a z-score among the rows of its
         own script (mean and deviation over all of them, this query): a foreign chunk ranks high

@@ -3,9 +3,10 @@
 the prompt (both halves fused, one hit per note, the session's project first; the trusted team memory
 too), and each gets the absolute evidence the bar reads -- the share of the prompt's terms (cut by the
 index's own tokenizer) it holds, and how far its best chunk's cosine stands out among the index's
-chunks (prompt_recall.standing), so a Chinese prompt finds an English note when vectors exist. The model scores the prompt's own language higher, so the notes in the other
-script that stand out most among that script's chunks are candidates too, with that z-score as their
-evidence (the search's one vector pass computes it)."""
+chunks (prompt_recall.standing), so a Chinese prompt finds an English note when vectors exist. The
+model scores the prompt's own language higher, so the notes in the other script that stand out most
+among that script's chunks are candidates too, with that z-score as their evidence (the search's one
+vector pass computes it)."""
 
 from __future__ import annotations
 
