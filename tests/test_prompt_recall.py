@@ -384,10 +384,13 @@ def test_a_joined_pair_the_index_lacks_is_no_information_of_the_prompt(ctx, tmp_
     assert found[0].path == "digest/personal/prefers-pnpm.md" and found[0].keyword == 1.0
 
 
-def test_team_notes_of_a_trusted_repository_with_an_empty_personal_memory(ctx, tmp_path, monkeypatch):
+@pytest.mark.parametrize("others", [len(UNRELATED_CARDS), 0], ids=["several-team-notes", "one-team-note"])
+def test_team_notes_of_a_trusted_repository_with_an_empty_personal_memory(ctx, tmp_path, monkeypatch, others):
     """The prompt's information was read from the personal index only: with nothing there yet (a new
     user in a repository whose team wrote notes), every prompt "carried too little to look for"
-    (information 0.0) and the trusted team's notes never reached the model, on either path."""
+    (information 0.0) and the trusted team's notes never reached the model, on either path. With one
+    team note the idf of a one-chunk index said the same (information 0.9 < 2.0): every word is in its
+    one chunk or in none."""
     from reme_cc.memory import trust
     from reme_cc.surfaces.recall import recall_for_prompt
     from support.project_corpus import git_init
@@ -399,7 +402,7 @@ def test_team_notes_of_a_trusted_repository_with_an_empty_personal_memory(ctx, t
         "---\nname: Deploying the shop\ndescription: how the shop is deployed to production\n---\n"
         "Ship the shop with `make ship-otter`, then watch the canary for ten minutes.\n"
     )
-    for i, (name, body) in enumerate(UNRELATED_CARDS):  # the team's other notes
+    for i, (name, body) in enumerate(UNRELATED_CARDS[:others]):  # the team's other notes
         (repo / ".reme" / "digest" / "procedure" / f"other-{i}.md").write_text(f"---\nname: {name}\n---\n{body}\n")
     ws = ctx.workspace
     trust.decide(ws.root, repo, True)
@@ -414,6 +417,8 @@ def test_team_notes_of_a_trusted_repository_with_an_empty_personal_memory(ctx, t
     text = injected(hook("UserPromptSubmit", prompt_payload(prompt, repo), ws.root))  # no server: keyword only
     assert ".reme/digest/procedure/deploy.md" in text and "make ship-otter" in text
     assert log_entries(ws)[-1]["source"] == "keyword-only"
+    for unrelated in ("write a regex for IPv4 addresses", "explain this stack trace from the parser"):
+        assert injected(hook("UserPromptSubmit", prompt_payload(unrelated, repo), ws.root)) == "", unrelated
     trust.decide(ws.root, repo, False)  # and only while the user trusts the repository
     assert injected(hook("UserPromptSubmit", prompt_payload(prompt, repo, sid="other"), ws.root)) == ""
 

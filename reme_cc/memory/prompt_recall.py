@@ -61,6 +61,7 @@ MAX_NOTES = 3
 MAX_PINNED = 20  # pinned notes are always candidates (they still have to bear on the prompt)
 LINES_PER_NOTE = 3
 LINE_CHARS = 220
+INFORMATION_CHUNKS = 50  # a smaller index's information is read as at this many chunks (the set: 112, 585)
 COMMON_SHARE = 0.2  # a term in more than this share of the chunks finds nothing by itself (still weighs)
 
 
@@ -280,7 +281,11 @@ def evidence(
     if total == 0:
         return 0.0, []
     idf = {t: math.log((total + 1) / (n + 0.5)) for t, n in df.items()}
-    information = sum(idf.values())
+    weight = sum(idf.values())  # a note's share is of this
+    # what the prompt carries is read as if the index had at least INFORMATION_CHUNKS chunks: in a
+    # repository's one team note every word is in its one chunk or in none, and idf says nothing
+    floor = max(total, INFORMATION_CHUNKS)
+    information = sum(math.log((floor + 1) / (n + 0.5)) for n in df.values())
     vector_hits = vector_hits or {}
     pinned = readonly.note_chunk_ids(conn, readonly.pinned_notes(conn, MAX_PINNED))  # always candidates
     if notes_of is not None:
@@ -324,7 +329,7 @@ def evidence(
     if notes_of is not None:  # the search's order, which the decision keeps among equals (pinned ones after)
         notes = {p: notes[p] for p in [*notes_of, *notes] if p in notes}
     for path, c in notes.items():
-        c.keyword = sum(idf[t] for t in held[path]) / information if information else 0.0
+        c.keyword = sum(idf[t] for t in held[path]) / weight if weight else 0.0
         c.lines = _best_lines(c.lines or first.get(path, []))
     return information, list(notes.values())
 
