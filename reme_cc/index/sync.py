@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Iterator, Mapping
 from ..base.config import Config
 from ..notes.documents import DOCUMENT_EXTS, MAX_DOCUMENT_BYTES, prune_cache, text_view
 from ..notes.formats import NOTE_EXTS, TEXT_INDEXED_EXTS
-from ..notes.text import CHUNKER_VERSION, has_unsafe, note_context, without_context
+from ..notes.text import CHUNKER_VERSION, has_unsafe, note_context, text_hash, without_context
 from ..base.workspace import Workspace, own_stat
 from . import catalog, keyword, labels
 from .catalog import bump_generation, get_meta, index_log, set_meta, transaction
@@ -258,12 +258,10 @@ def prepare(ws_root: Path, path: str, stat: tuple[int, int], config: Config, met
         )
         for ch in chunk_file(path, data, max_chars=config.chunk_chars, context=context)
     ]
-    out.body_hashes = [_sha256(without_context(text, context)) if context else h for _s, _e, text, h, *_ in out.chunks]
+    out.body_hashes = [
+        text_hash(without_context(text, context)) if context else h for _s, _e, text, h, *_ in out.chunks
+    ]
     return out
-
-
-def _sha256(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def node_text(path: str, name: str | None, description: str | None) -> str:
@@ -371,7 +369,7 @@ def carry_vectors(conn: sqlite3.Connection, model: str, p: Prepared, lent: list[
             continue  # unchanged: its own vector, or its loan (keyed by its hash), stays
         old = by_hash.get(body_hash)  # the previous chunker's chunk: the body alone
         if old is None and old_context and old_context != p.context:  # the name or description changed
-            old = by_hash.get(_sha256(f"{old_context}\n{without_context(text, p.context)}"))
+            old = by_hash.get(text_hash(f"{old_context}\n{without_context(text, p.context)}"))
         same = old is not None and old.same_body
         old = old or _nearest(lent, start, end, headings)
         if old is not None:

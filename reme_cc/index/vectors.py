@@ -440,7 +440,7 @@ class VectorStore:
         (faulting 75 MB back in cost each search ~5 ms at 49k x 384), and hand them back once none came
         for PAGES_HELD_S, so an idle process holds none of them."""
         self._last_search = time.monotonic()
-        if self._pages_timer is None:
+        if self._pages_timer is None and self._map is not None:
             self._pages_timer = threading.Timer(PAGES_HELD_S, self._release_when_idle)
             self._pages_timer.daemon = True
             self._pages_timer.start()

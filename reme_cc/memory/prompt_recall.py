@@ -102,7 +102,7 @@ def standing(cosine: float, scale: Any) -> float:
     """How far a chunk's cosine stands out among the ``scale``'s rows (vectors.Scale: the index's chunks
     in the prompt's script), less what chance gives the best of that many: the z-score of the best of n
     unrelated rows grows like sqrt(2 ln n), so a bigger index would otherwise inject more."""
-    return (cosine - scale.mean) / scale.std - CHANCE * math.sqrt(2 * math.log(max(scale.rows, 1)))
+    return scale.z(cosine) - CHANCE * math.sqrt(2 * math.log(max(scale.rows, 1)))
 
 
 def bar_for(model_id: str | None) -> Bar:

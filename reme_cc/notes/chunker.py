@@ -35,7 +35,6 @@ Binary data (NUL bytes) yields no chunks.
 from __future__ import annotations
 
 import bisect
-import hashlib
 import itertools
 import logging
 import re
@@ -47,7 +46,7 @@ from collections.abc import Iterable
 from ..base.errors import InvalidInputError
 from .formats import format_of
 from .frontmatter import split_frontmatter
-from .text import closes_fence, fence_opening, split_lines
+from .text import closes_fence, fence_opening, split_lines, text_hash
 from .wikilinks import link_spans
 
 __all__ = ["Chunk", "chunk_file", "decode_text", "normalize_newlines"]
@@ -69,7 +68,7 @@ class Chunk:
 
 
 def _make(text: str, start: int, end: int, headings: Iterable[str] = ()) -> Chunk:
-    return Chunk(text, start, end, tuple(headings), hashlib.sha256(text.encode("utf-8")).hexdigest())
+    return Chunk(text, start, end, tuple(headings), text_hash(text))
 
 
 # ---------------------------------------------------------------------------------------------

@@ -4,6 +4,7 @@ Standard library only (memory/untrusted.py, which the hooks run, uses it)."""
 
 from __future__ import annotations
 
+import hashlib
 import re
 import unicodedata
 from collections.abc import Iterator
@@ -109,6 +110,11 @@ def note_context(name: object, description: object) -> str:
     if len(line) > CONTEXT_CHARS:
         line = line[: CONTEXT_CHARS - 1].rsplit(" ", 1)[0] + "…"
     return line
+
+
+def text_hash(text: str) -> str:
+    """A chunk text's hash: its key in the embedding cache (sha256 of its UTF-8)."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def without_context(text: str, context: str) -> str:

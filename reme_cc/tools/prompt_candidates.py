@@ -59,13 +59,13 @@ def candidates(ctx: Context, prompt: str, cwd: str) -> tuple[float, list[Candida
     information, found = 0.0, []
     for workspace, (c, vectors, foreign_z, scale) in asked.items():
         searched = [s.hit.path for s in hits if s.workspace == workspace]
-        standing = foreign_standing(c, foreign_z)
-        paths = searched + [p for p in standing if p not in searched][:FOREIGN_NOTES]
+        foreign = foreign_standing(c, foreign_z)
+        paths = searched + [p for p in foreign if p not in searched][:FOREIGN_NOTES]
         info, part = c.index.read(lambda conn: prompt_recall.evidence(conn, weighed(conn), vectors, workspace, paths))
         if vectors and scale is not None:  # cosines crowd together (e5: 0.80-0.90 for most pairs)
             for cand in part:
                 cand.gap = prompt_recall.standing(cand.vector, scale) if cand.vector else 0.0
-                cand.foreign_z = standing.get(cand.path, 0.0)
+                cand.foreign_z = foreign.get(cand.path, 0.0)
         # the index that holds the prompt's terms counts (a new user's personal one may be empty)
         information = max(information, info)
         found += part
