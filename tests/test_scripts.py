@@ -212,6 +212,16 @@ def test_an_english_question_finds_a_chinese_note_and_same_language_ones_keep_th
             rec = index.recall(question, 25, scripts=True)
             ids = [c for c, _ in rec.vector + (rec.vector_scripts or []) + rec.keyword]
             assert rec.foreign and rec.foreign == index.db.run(lambda conn: foreign_hits(conn, question, ids))
+        # a Chinese question about an English note: the model ranks Chinese distractors first and BM25
+        # cannot match it, so fused it was not in the top 5; the English notes that stand out most among
+        # the English passages now take places 2 and 4 (the first stays the fused one's)
+        for question, answer in (
+            ("数据仓库用的是什么", "digest/en15.md"),
+            ("当新功能上线前要做压力测试吗", "digest/en14.md"),
+        ):
+            before = [h.path for h in run_search(index, question, 5, fusion="notes", expand=False).results]
+            after = [h.path for h in run_search(index, question, 5, expand=False).results]
+            assert answer not in before and answer in after[1:], (question, after)
         for question, answer in (
             ("how long are logs kept", "digest/en18.md"),
             ("linting python code", "digest/en03.md"),
@@ -220,3 +230,81 @@ def test_an_english_question_finds_a_chinese_note_and_same_language_ones_keep_th
             assert run_search(index, question, 3, expand=False).results[0].path == answer, question
     finally:
         index.close()
+
+
+def _bilingual_recall(standout_z: float, **changes) -> Recall:
+    """An English question: six English notes both halves rank (e1 first), two Chinese notes only
+    the per-script vector ranking holds; the own script's best cosine 0.9 has z 3.0 there."""
+    from reme_cc.index.vectors import Scale
+
+    english = {i: f"e{i}.md" for i in range(1, 7)}
+    base = dict(
+        keyword=[(i, 10.0 - i) for i in english],
+        vector=[(i, 1.0 - i / 10) for i in english],
+        vector_scripts=[(i, 1.0 - i / 10) for i in english] + [(21, 0.5), (22, 0.45)],
+        foreign_z=[(21, standout_z), (22, standout_z - 0.2)],
+        scale=Scale(mean=0.6, std=0.1, rows=100),  # the own best, 0.9: z 3.0
+        keyword_searched=True,
+        coverage=1.0,
+        foreign=frozenset({21, 22}),
+        paths={**english, 21: "z1.md", 22: "z2.md"},
+        chunks=100,
+    )
+    return Recall(**{**base, **changes})
+
+
+def _note_order(fused: dict, rec: Recall) -> list[str]:
+    return list(dict.fromkeys(rec.paths[c] for c, _ in sorted(fused.items(), key=lambda kv: (-kv[1][0], kv[0]))))
+
+
+def test_the_other_languages_standing_out_notes_take_places_two_and_four():
+    from reme_cc.index.search import FOREIGN_STANDOUT, foreign_slots, foreign_standout
+
+    rec = _bilingual_recall(3.2)  # the Chinese passage stands out a little further than the English one
+    assert foreign_standout(rec) == pytest.approx(0.2)
+    fused = fuse(rec, FUSIONS["scripts"])
+    before = dict(fused)
+    assert _note_order(fused, rec)[:5] == ["e1.md", "e2.md", "e3.md", "e4.md", "e5.md"]
+    foreign_slots(fused, rec, FUSIONS["scripts"], rec.paths)
+    assert _note_order(fused, rec)[:6] == ["e1.md", "z1.md", "e2.md", "z2.md", "e3.md", "e4.md"]
+    # halfway between its new neighbours, raised in the vector part; the English notes keep their scores
+    assert fused[21][0] == pytest.approx((before[1][0] + before[2][0]) / 2)
+    assert fused[21][1] - before[21][1] == pytest.approx(fused[21][0] - before[21][0])
+    assert all(fused[i] == before[i] for i in range(1, 7))
+
+    # standing out less than the own script's best by more than the margin: the fused order stands
+    quiet = _bilingual_recall(3.0 + FOREIGN_STANDOUT - 0.1)
+    fused = fuse(quiet, FUSIONS["scripts"])
+    foreign_slots(fused, quiet, FUSIONS["scripts"], quiet.paths)
+    assert _note_order(fused, quiet)[:4] == ["e1.md", "e2.md", "e3.md", "e4.md"]
+    # one script (no per-script ranking): nothing to place
+    one = _bilingual_recall(3.2, vector_scripts=None, foreign_z=[])
+    fused = fuse(one, FUSIONS["scripts"])
+    foreign_slots(fused, one, FUSIONS["scripts"], one.paths)
+    assert "z1.md" not in _note_order(fused, one)[:5]
+
+
+def test_a_note_holding_a_rare_query_term_keeps_its_place_above_the_other_languages():
+    from reme_cc.index.search import foreign_slots
+
+    # e3 holds an identifier of the question (a term in one chunk) and is third in BM25's list: the
+    # rare-term rule lifts it to second, so place 2 is put off to the place after it
+    rec = _bilingual_recall(3.2, rare_terms=[frozenset({3})])
+    fused = fuse(rec, FUSIONS["scripts"])
+    assert _note_order(fused, rec)[:3] == ["e1.md", "e3.md", "e2.md"]
+    foreign_slots(fused, rec, FUSIONS["scripts"], rec.paths)
+    assert _note_order(fused, rec)[:5] == ["e1.md", "e3.md", "z1.md", "z2.md", "e2.md"]
+
+
+def test_the_first_place_stays_when_it_ties_with_the_second():
+    from reme_cc.index.search import foreign_slots
+
+    # e2 and e3 tie (their ids order them): halfway between them would tie too, and z1's lower id
+    # would then take the first place; place 2 is put off to the place after e3
+    paths = {32: "e2.md", 33: "e3.md", 34: "e4.md", 35: "e5.md", 21: "z1.md", 22: "z2.md"}
+    rec = _bilingual_recall(3.2, paths=paths)
+    fused = {32: (0.03, 0.015, 0.015), 33: (0.03, 0.015, 0.015), 34: (0.02, 0.01, 0.01), 35: (0.01, 0.005, 0.005)}
+    fused[21] = (0.001, 0.001, 0.0)
+    foreign_slots(fused, rec, FUSIONS["scripts"], rec.paths)
+    assert _note_order(fused, rec)[:5] == ["e2.md", "e3.md", "z1.md", "z2.md", "e4.md"]
+    assert fused[21] == pytest.approx((0.025, 0.025, 0.0))  # halfway between e3 and e4, in the vector part
