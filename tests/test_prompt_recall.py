@@ -442,6 +442,10 @@ def test_a_note_in_the_other_language_is_read_on_its_own_languages_scale():
     assert stands_out.as_json()["injected"][0]["foreign_z"] == 4.2
     crowd = prompt_recall.decide(prompt, 19.0, [chinese(bar.foreign_z * 0.8)], project=None, source="server")
     assert crowd.injected == [] and "nothing clears the bar" in crowd.reason
+    # the why names the evidence that came closest, and a relevance just short of 1 reads as such
+    assert "other language z 2.40, relevance 0.800" in crowd.reason
+    near = prompt_recall.decide(prompt, 19.0, [chinese(bar.foreign_z * 0.998)], project=None, source="server")
+    assert near.injected == [] and "relevance 0.998" in near.reason
     unread = prompt_recall.decide(prompt, 19.0, [chinese(4.2)], project=None, source="server",
                                   bar=prompt_recall.Bar(keyword=bar.keyword, gap=bar.gap, foreign_z=0.0))  # fmt: skip
     assert unread.injected == []  # the plain gap alone (-0.4) is far below the bar

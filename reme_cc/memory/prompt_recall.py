@@ -454,8 +454,10 @@ def decide(
         out.reason = (
             "nothing clears the bar"
             + (
-                f" (best: {best.shown} keyword {best.keyword:.2f}, vector gap {best.gap:.3f}, relevance "
-                f"{best.relevance:.2f}{', another project' if best.tier >= OTHER else ''})"
+                f" (best: {best.shown} keyword {best.keyword:.2f}, vector gap {best.gap:.3f}"
+                + (f", other language z {best.foreign_z:.2f}" if best.foreign_z else "")
+                # three places: a relevance of 0.997 printed as 1.00 read as if it cleared the bar
+                + f", relevance {best.relevance:.3f}{', another project' if best.tier >= OTHER else ''})"
                 if best
                 else " (no candidates)"
             )
