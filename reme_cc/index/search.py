@@ -442,7 +442,7 @@ def foreign_slots(fused: Scores, rec: Recall, rule: Fusion, paths: dict[int, str
     reaches the top 5 (bilingual R@5 0.61 / 0.23). So when the other script's best passage stands out
     about as far as the own script's best (``foreign_standout``), the notes whose passages stand out
     most in the other script take the places FOREIGN_SLOTS of the list (their best chunk raised to
-    halfway between its neighbours there, shown in the vector part); the first place stays the fused
+    halfway between its neighbors there, shown in the vector part); the first place stays the fused
     one's, and a place is put off to the next one while it would be above a note that holds a rare
     query term among BM25's top (an identifier asked for keeps its place) or between two notes that
     tie (their ids order them). ``rec``: the search's recall, or within a period the query names,
@@ -472,7 +472,7 @@ def foreign_slots(fused: Scores, rec: Recall, rule: Fusion, paths: dict[int, str
         below = score(nxt) if nxt is not None else 0.0
         if pick is not None and score(order[-1]) > below:  # not between two notes that tie
             s, v, w = fused.get(best[pick], (0.0, 0.0, 0.0))
-            if s <= below:  # moved up: halfway between its new neighbours, in the vector part
+            if s <= below:  # moved up: halfway between its new neighbors, in the vector part
                 halfway = (score(order[-1]) + below) / 2
                 fused[best[pick]] = (halfway, v + halfway - s, w)
             due -= 1
