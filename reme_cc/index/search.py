@@ -450,9 +450,8 @@ def foreign_slots(fused: Scores, rec: Recall, rule: Fusion, paths: dict[int, str
     standout = foreign_standout(rec)
     if standout is None or standout <= FOREIGN_STANDOUT or not fused:
         return
-    best: dict[str, int] = {}  # note -> its best chunk, best first
-    for cid, _ in sorted(fused.items(), key=lambda kv: (-kv[1][0], kv[0])):
-        best.setdefault(paths.get(cid, f"#{cid}"), cid)
+    heads, _ = distinct_notes(sorted(fused.items(), key=lambda kv: (-kv[1][0], kv[0])), paths)
+    best = {paths.get(cid, f"#{cid}"): cid for cid, _ in heads}  # note -> its best chunk, best first
     notes = list(best)
     # the per-script ranking's candidates, by how far their best passage stands out in their script
     foreign: list[str] = []
