@@ -232,6 +232,79 @@ def test_an_english_question_finds_a_chinese_note_and_same_language_ones_keep_th
         index.close()
 
 
+def test_the_other_languages_words_from_the_dictionary_find_its_notes_before_any_vector(ws):
+    """No vector yet (or no model): BM25 over the question's words in the other language (CC-CEDICT)
+    gives the other language's notes places 2 and 4, and the whole list when the question's own
+    language finds nothing; the own language's best stays first."""
+    _write(ws)
+    index = Index(ws, Config.load(ws.root).replace(embedding="none"), background_embedding=False)
+    try:
+        index.sync()
+        for question, answer in (
+            ("数据仓库用的是什么", "digest/en15.md"),  # data warehouse
+            ("当新功能上线前要做压力测试吗", "digest/en14.md"),  # load tests before launches
+            ("日志保留多久", "digest/en17.md"),  # log retention
+        ):
+            before = [h.path for h in run_search(index, question, 5, fusion="notes", expand=False).results]
+            after = [h.path for h in run_search(index, question, 5, expand=False).results]
+            assert answer not in before and answer in after[1:], (question, after)
+            assert after[0] == before[0]
+        for question, answer in (
+            ("when do interns defend their conversion", "digest/zh17.md"),  # 实习生 转正答辩
+            ("is the cafeteria open on weekends", "digest/zh21.md"),  # 员工食堂 周末
+        ):
+            assert not run_search(index, question, 5, fusion="notes", expand=False).results
+            assert run_search(index, question, 3, expand=False).results[0].path == answer, question
+        assert run_search(index, "数据库备份", 3, expand=False).results[0].path == "digest/zh00.md"
+        assert run_search(index, "linting python code", 3, expand=False).results[0].path == "digest/en03.md"
+    finally:
+        index.close()
+
+
+def test_a_question_in_the_language_of_every_note_never_reads_the_dictionary(ws, monkeypatch):
+    from reme_cc.index import translate
+
+    for i, text in enumerate(EN):
+        ws.write_text(f"digest/en{i:02d}.md", f"# Note {i}\n\n{text}\n")
+    index = Index(ws, Config.load(ws.root).replace(embedding="none"), background_embedding=False)
+    try:
+        index.sync()
+        # a Chinese question in an English memory: its words in English are all there is to go by
+        assert run_search(index, "日志保留多久", 3, expand=False).results[0].path == "digest/en17.md"
+
+        def unreadable(table: str, words: list[str]) -> dict[str, str]:
+            raise AssertionError("the dictionary was read for a question in the language of every note")
+
+        monkeypatch.setattr(translate, "_lookup", unreadable)
+        assert run_search(index, "how long are logs kept", 3, expand=False).results[0].path == "digest/en18.md"
+    finally:
+        index.close()
+
+
+def test_a_question_in_the_other_language_word_by_word(tmp_path, monkeypatch):
+    from reme_cc.index import translate
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))  # this machine's table, built afresh here
+    monkeypatch.setattr(translate, "_opened", False)
+    monkeypatch.setattr(translate, "_conn", None)
+    assert "database" in translate.other_language("本地开发用的是什么数据库").split()
+    assert "数据库" in translate.other_language("which database do we use locally").split()
+    assert "周末" in translate.other_language("is the cafeteria open on weekends").split()  # a plural's singular
+    assert translate.other_language("the and of") == ""  # function words only
+    (table,) = (tmp_path / "reme-cc").glob("cedict-*.sqlite")
+
+    # a damaged table is built again; no half-written one is left beside it
+    table.write_bytes(b"not a database")
+    monkeypatch.setattr(translate, "_opened", False)
+    assert "database" in translate.other_language("本地开发用的是什么数据库").split()
+    assert [p.name for p in (tmp_path / "reme-cc").iterdir()] == [table.name]
+
+    # without the package nothing is translated (and nothing fails)
+    monkeypatch.setattr(translate, "_opened", False)
+    monkeypatch.setattr(translate.resources, "files", lambda name: (_ for _ in ()).throw(ModuleNotFoundError(name)))
+    assert translate.other_language("本地开发用的是什么数据库") == ""
+
+
 def _bilingual_recall(standout_z: float, **changes) -> Recall:
     """An English question: six English notes both halves rank (e1 first), two Chinese notes only
     the per-script vector ranking holds; the own script's best cosine 0.9 has z 3.0 there."""
@@ -282,6 +355,23 @@ def test_the_other_languages_standing_out_notes_take_places_two_and_four():
     fused = fuse(one, FUSIONS["scripts"])
     foreign_slots(fused, one, FUSIONS["scripts"], one.paths)
     assert "z1.md" not in _note_order(fused, one)[:5]
+
+
+def test_the_dictionarys_notes_open_the_places_and_count_more_while_few_passages_have_vectors():
+    from reme_cc.index.search import FOREIGN_STANDOUT, foreign_notes, foreign_slots
+
+    paths = {**_bilingual_recall(3.2).paths, 23: "z3.md"}
+    # the vectors rank z1, z2; the question's words in Chinese find z3 alone
+    rec = _bilingual_recall(3.2, translated=[(23, 5.0)], paths=paths)
+    assert list(foreign_notes(rec, rec.paths)) == ["z1.md", "z2.md", "z3.md"]
+    # a tenth of the passages embedded: the vector ranking saw a tenth of them, the dictionary all
+    partial = _bilingual_recall(3.2, translated=[(23, 5.0)], paths=paths, coverage=0.1)
+    assert list(foreign_notes(partial, partial.paths)) == ["z3.md", "z1.md", "z2.md"]
+    # the Chinese passages do not stand out, but the dictionary found a note: the places open
+    quiet = _bilingual_recall(3.0 + FOREIGN_STANDOUT - 0.1, translated=[(23, 5.0)], paths=paths)
+    fused = fuse(quiet, FUSIONS["scripts"])
+    foreign_slots(fused, quiet, FUSIONS["scripts"], quiet.paths)
+    assert _note_order(fused, quiet)[:4] == ["e1.md", "z1.md", "e2.md", "z2.md"]
 
 
 def test_a_note_holding_a_rare_query_term_keeps_its_place_above_the_other_languages():

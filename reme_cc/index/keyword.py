@@ -55,6 +55,11 @@ def _jieba():
     return jieba
 
 
+def frequencies():
+    """jieba's word frequencies (word -> count; the shared table): how common a Chinese word is."""
+    return _jieba().dt.FREQ
+
+
 def warm_up() -> None:
     """Map the jieba dictionary now rather than inside the first CJK query."""
     _jieba()

@@ -9,7 +9,7 @@ from typing import Any
 
 import numpy as np
 
-from . import keyword, labels
+from . import keyword, labels, translate
 from .terms import SCRIPT_CHARS, dominant_script
 from .database import Database
 from .keyword_half import Hits, KeywordHalf
@@ -71,7 +71,9 @@ def recall(
             allowed = keywords.chunk_ids(conn, paths)
         if worker is not None and allowed is None and (start or end or folder or paths is not None):
             allowed = allowed_chunks(conn, start, end, folder, paths)
-        marked = cjk_ids(conn) if scripts and worker is not None else None  # this transaction's chunks
+        marked = cjk_ids(conn) if scripts else None  # this transaction's chunks
+        if marked is not None and "keyword" in modes:
+            out.translated = _translated(conn, keywords, marked, query, query_cjk, k, start, end, folder, paths)
         return (
             kw,
             allowed,
@@ -109,12 +111,37 @@ def recall(
             out.foreign = db.run(lambda conn: foreign_hits(conn, query, ids))
     if rare and out.keyword and out.vector:
         out.rare_terms = db.run(lambda conn: keyword.rare_terms(conn, query, rare))
-    if notes and (out.keyword or out.vector):
+    if notes and (out.keyword or out.vector or out.translated):
         out.paths = keywords.chunk_paths(
-            list(dict.fromkeys([c for c, _ in _vector_hits(out)] + [c for c, _ in out.keyword]))
+            list(dict.fromkeys([c for c, _ in _vector_hits(out) + out.keyword + out.translated]))
         )
         out.chunks = db.run(keywords.chunk_total)
     return out
+
+
+def _translated(
+    conn: sqlite3.Connection,
+    keywords: KeywordHalf,
+    marked: np.ndarray,
+    query: str,
+    query_cjk: bool,
+    k: int,
+    start: str | None,
+    end: str | None,
+    folder: str | None,
+    paths: Any,
+) -> Hits:
+    """BM25 top-k of the query's words in the other language (translate.py) among the other script's
+    chunks; nothing (and no dictionary read) in an index without that script."""
+    other_exists = len(marked) < keywords.chunk_total(conn) if query_cjk else len(marked) > 0
+    words = translate.other_language(query) if other_exists else ""
+    if not words:
+        return []
+    hits = keywords.chunks(conn, words, k, start, end, folder, paths)
+    if not hits:
+        return []
+    cjk = in_sorted(np.array([c for c, _ in hits], np.int64), marked).tolist()
+    return [hit for hit, is_cjk in zip(hits, cjk) if is_cjk != query_cjk]
 
 
 def _vector_hits(rec: Recall) -> list[tuple[int, float]]:

@@ -105,6 +105,9 @@ class Recall:
     chunks: int = 0  # chunks in the index (asked with notes: what "rare in the workspace" is a share of)
     rare_terms: list[frozenset[int]] = field(default_factory=list)  # per rare query term, its chunks (asked with rare)
     foreign: frozenset[int] = frozenset()  # candidates in another script than the query's (asked with scripts)
+    # the other script's chunks by BM25 over the query's words in that language (asked with scripts, in
+    # an index that holds both scripts; translate.py)
+    translated: list[tuple[int, float]] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)
 
     def rare_chunks(self, max_df: int) -> set[int]:

@@ -423,6 +423,10 @@ FOREIGN_SLOTS = (2, 4)  # the places in the list of notes they take
 # query's own script's best (z among its own), less: en->zh / zh->en questions p10 -0.71 / 0.14, the
 # same notes asked by their own title p50 -0.82 (bench/README, "The other language's places")
 FOREIGN_STANDOUT = -0.5
+# the dictionary's ranking counts half the per-script vector ranking's at full coverage (bilingual R@5
+# at 100 %, the MCP call, places opened by the vectors alone: weight 1 0.797 / 0.778 en->zh / zh->en,
+# 0.5 0.811 / 0.820, 0.25 0.807 / 0.815): an English word maps to many Chinese words
+TRANSLATED_WEIGHT = 0.5
 
 
 def foreign_standout(rec: Recall) -> float | None:
@@ -439,26 +443,30 @@ def foreign_slots(fused: Scores, rec: Recall, rule: Fusion, paths: dict[int, str
     """The multilingual model scores the query's own language far above another for the same meaning,
     and BM25 cannot match the other language on the question's words, so neither half can rank a
     note in the other script against the query's own: fused, the one the question is about rarely
-    reaches the top 5 (bilingual R@5 0.61 / 0.23). So when the other script's best passage stands out
-    about as far as the own script's best (``foreign_standout``), the notes whose passages stand out
-    most in the other script take the places FOREIGN_SLOTS of the list (their best chunk raised to
-    halfway between its neighbors there, shown in the vector part); the first place stays the fused
-    one's, and a place is put off to the next one while it would be above a note that holds a rare
-    query term among BM25's top (an identifier asked for keeps its place) or between two notes that
-    tie (their ids order them). ``rec``: the search's recall, or within a period the query names,
-    that period's; ``paths``: every candidate's note."""
+    reaches the top 5 (bilingual R@5 0.61 / 0.23). So when the question's words in the other language
+    find notes of that script (``Recall.translated``), or the other script's best passage stands out
+    about as far as the own script's best (``foreign_standout``), the other script's best notes
+    (``foreign_notes``) take the places FOREIGN_SLOTS of the list (their best chunk raised to halfway
+    between its neighbors there, shown in the vector part); the first place stays the fused one's, and
+    a place is put off to the next one while it would be above a note that holds a rare query term
+    among BM25's top (an identifier asked for keeps its place) or between two notes that tie (their
+    ids order them). When the question's own language finds nothing, they are the list. ``rec``: the
+    search's recall, or within a period the query names, that period's; ``paths``: every candidate's
+    note."""
     standout = foreign_standout(rec)
-    if standout is None or standout <= FOREIGN_STANDOUT or not fused:
+    if not rec.translated and (standout is None or standout <= FOREIGN_STANDOUT):
+        return
+    foreign = foreign_notes(rec, paths)
+    if not fused:  # the question's own language found nothing: the other language's notes are the list
+        for rank, cid in enumerate(foreign.values()):
+            s = rule.keyword_weight / (RRF_K + 1 + rank)
+            fused[cid] = (s, 0.0, s)
         return
     heads, _ = distinct_notes(sorted(fused.items(), key=lambda kv: (-kv[1][0], kv[0])), paths)
     best = {paths.get(cid, f"#{cid}"): cid for cid, _ in heads}  # note -> its best chunk, best first
     notes = list(best)
-    # the per-script ranking's candidates, by how far their best passage stands out in their script
-    foreign: list[str] = []
-    for cid, _ in rec.foreign_z:
-        if cid in paths and paths[cid] not in foreign:
-            foreign.append(paths[cid])
-            best.setdefault(paths[cid], cid)  # a candidate of the per-script ranking only
+    for note, cid in foreign.items():
+        best.setdefault(note, cid)  # a candidate of the other script's rankings only
     top_kw = {cid for cid, _ in rec.keyword[:RARE_TOP]}
     held = {paths.get(cid) for cid in rec.rare_chunks(rule.rare) & top_kw} & set(notes) if rule.rare else set()
     score = lambda note: fused.get(best[note], (0.0,))[0]  # noqa: E731
@@ -482,6 +490,26 @@ def foreign_slots(fused: Scores, rec: Recall, rule: Fusion, paths: dict[int, str
         order.append(pick)
         if place >= max(FOREIGN_SLOTS) and not due:
             break
+
+
+def foreign_notes(rec: Recall, paths: dict[int, str]) -> dict[str, int]:
+    """{note: its best chunk} of the other script, best first: by how far their best passage stands out
+    among that script's passages (the per-script vector ranking, which ranks only the embedded share of
+    them: counted at the coverage) and by BM25 over the question's words in that language
+    (``Recall.translated``, counted at TRANSLATED_WEIGHT), fused by reciprocal rank."""
+    score: dict[str, float] = {}
+    chunk: dict[str, int] = {}
+    vector_weight = 1.0 if rec.coverage is None else rec.coverage
+    for ranking, weight in ((rec.foreign_z, vector_weight), (rec.translated, TRANSLATED_WEIGHT)):
+        seen: list[str] = []
+        for cid, _ in ranking:
+            note = paths.get(cid)
+            if note is not None and note not in seen:
+                seen.append(note)
+                chunk.setdefault(note, cid)
+        for rank, note in enumerate(seen):
+            score[note] = score.get(note, 0.0) + weight / (RRF_K + rank)
+    return {note: chunk[note] for note in sorted(score, key=lambda n: -score[n])}
 
 
 # ---- distinct notes (issue 25, 1): a result list spends its slots on different notes ---------------
