@@ -61,6 +61,7 @@ WRITERS = {
     "reme_cc.surfaces.doctor._claude_cli": "the bundled CLI's version, kept in metadata/",
     # outside the workspace's notes
     "reme_cc.index.dictionary.load": "the machine-wide jieba table in ~/.cache/reme-cc/",
+    "reme_cc.index.translate._build": "the machine-wide dictionary table in ~/.cache/reme-cc/ (built beside, renamed into place)",
     "reme_cc.memory.trust.decide": "trusted-repositories.json next to config.json",
     "reme_cc.memory.team.ensure_gitignore": "the team folder's .gitignore",
     "reme_cc.memory.team.create_folder": "the team folder's .gitignore",
