@@ -364,7 +364,7 @@ def test_the_dictionarys_notes_open_the_places_and_count_more_while_few_passages
     # the vectors rank z1, z2; the question's words in Chinese find z3 alone
     rec = _bilingual_recall(3.2, translated=[(23, 5.0)], paths=paths)
     assert list(foreign_notes(rec, rec.paths)) == ["z1.md", "z2.md", "z3.md"]
-    # a tenth of the passages embedded: the vector ranking saw a tenth of them, the dictionary all
+    # a tenth of the passages embedded: the vector ranking saw a tenth of them (and counts far less), the dictionary all
     partial = _bilingual_recall(3.2, translated=[(23, 5.0)], paths=paths, coverage=0.1)
     assert list(foreign_notes(partial, partial.paths)) == ["z3.md", "z1.md", "z2.md"]
     # the Chinese passages do not stand out, but the dictionary found a note: the places open
