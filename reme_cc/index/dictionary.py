@@ -98,6 +98,12 @@ def cache_dir() -> Path:
     return Path(base) / "reme-cc"
 
 
+def cache_places(name: str) -> tuple[Path, Path]:
+    """Where a machine-wide derived file may live: ~/.cache/reme-cc, else this user's temp folder."""
+    uid = os.getuid() if hasattr(os, "getuid") else 0
+    return cache_dir() / name, Path(tempfile.gettempdir()) / f"reme-cc-{uid}" / name
+
+
 def table_path(jieba_mod: object) -> Path | None:
     """Where the table for this jieba (its version and dictionary file) lives."""
     try:
@@ -117,8 +123,7 @@ def load(jieba_mod: object) -> SharedFreq | None:
     path = table_path(jieba_mod)
     if path is None:
         return None
-    uid = os.getuid() if hasattr(os, "getuid") else 0
-    for where in (path, Path(tempfile.gettempdir()) / f"reme-cc-{uid}" / path.name):
+    for where in cache_places(path.name):
         try:
             return SharedFreq(where)
         except (OSError, ValueError, struct.error):

@@ -110,15 +110,14 @@ def _build(source: Path, target: Path) -> None:
 
 def _open() -> sqlite3.Connection | None:
     """The machine's table, built on first use; None without the dictionary or a place to keep it."""
-    from .dictionary import cache_dir
+    from .dictionary import cache_places
 
     source = _source()
     if source is None:
         return None
     st = source.stat()
     name = f"cedict-{zlib.crc32(f'{FORMAT}-{st.st_size}-{st.st_mtime_ns}'.encode()):08x}.sqlite"
-    uid = os.getuid() if hasattr(os, "getuid") else 0
-    for where in (cache_dir() / name, Path(tempfile.gettempdir()) / f"reme-cc-{uid}" / name):
+    for where in cache_places(name):
         for attempt in range(2):
             try:
                 conn = sqlite3.connect(f"{where.as_uri()}?mode=ro", uri=True, check_same_thread=False)
